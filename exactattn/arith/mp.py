@@ -1,0 +1,104 @@
+"""Arbitrary-precision backend on mpmath (DESIGN §2 "mp").
+
+Each backend owns a private ``mpmath.MPContext`` at the requested ``dps`` so that two
+backends at different precisions never disturb each other (or mpmath's global ``mp``).
+The zero test uses ``tolerance`` (default 10^(−dps·3/4)); it is a property of this
+approximate backend and never used on the exact path.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+import numbers
+
+import mpmath
+
+from ..errors import SingularSystem
+from ..numbers import to_rational
+from .base import Backend
+
+__all__ = ["MPBackend"]
+
+
+class MPBackend(Backend):
+    """mpmath reals at ``dps`` decimal digits (DESIGN §2 mp)."""
+
+    name = "mp"
+    exact = False
+
+    def __init__(self, dps: int = 50, tolerance=None):
+        if not isinstance(dps, int) or dps < 5:
+            raise ValueError(f"dps must be an integer ≥ 5, got {dps!r}")
+        self.ctx = mpmath.MPContext()
+        self.ctx.dps = dps
+        self.dps = dps
+        self.tolerance = self.ctx.mpf(10) ** (-(dps * 3 // 4)) if tolerance is None \
+            else self.ctx.mpf(tolerance)
+
+    def scalar(self, x, where: str = "value"):
+        ctx = self.ctx
+        if isinstance(x, ctx.mpf):
+            return x
+        if isinstance(x, mpmath.mpf):  # from another context
+            return ctx.mpf(x)
+        if isinstance(x, bool):
+            raise TypeError(f"{where}: {x!r} is a bool, not a number")
+        if isinstance(x, numbers.Real) and not isinstance(x, (numbers.Integral, Fraction)):
+            return ctx.mpf(float(x))
+        try:
+            q = to_rational(x, where)
+        except ValueError:
+            import sympy
+            if isinstance(x, sympy.Basic) and x.is_real and x.is_number:
+                return ctx.mpf(str(sympy.N(x, self.dps + 10)))
+            raise
+        return ctx.mpf(q.numerator) / q.denominator
+
+    def exp(self, score):
+        return self.ctx.exp(score)
+
+    def is_zero(self, a) -> bool:
+        return abs(a) <= self.tolerance
+
+    def log(self, a):
+        if a <= 0:
+            raise ValueError(f"log of a non-positive value {a}")
+        return self.ctx.log(a)
+
+    def to_mpf(self, a, dps: int = 30):
+        with mpmath.workdps(max(dps, self.dps)):
+            return mpmath.mpf(a)
+
+    def softmax_mean(self, scores, values):
+        m = max(scores)
+        ws = [self.ctx.exp(s - m) for s in scores]
+        return self.ctx.fdot(ws, values) / self.ctx.fsum(ws)
+
+    def attention(self, tokens, heads):
+        ctx = self.ctx
+        xN = tokens[-1]
+        total = ctx.mpf(0)
+        for W, v in heads:
+            Wx = [ctx.fdot(row, xN) for row in W]
+            scores = [ctx.fdot(tok, Wx) for tok in tokens]
+            values = [ctx.fdot(tok, v) for tok in tokens]
+            total += self.softmax_mean(scores, values)
+        return total
+
+    def solve(self, A, B):
+        ctx = self.ctx
+        Am = ctx.matrix(A)
+        cols = []
+        try:
+            for j in range(len(B[0])):
+                cols.append(ctx.lu_solve(Am, ctx.matrix([r[j] for r in B])))
+        except ZeroDivisionError:
+            raise SingularSystem(f"singular {len(A)}×{len(A)} system at dps={self.dps}") from None
+        return [[c[i] for c in cols] for i in range(len(A))]
+
+    def matmul(self, A, B):
+        C = self.ctx.matrix(A) * self.ctx.matrix(B)
+        return [[C[i, j] for j in range(C.cols)] for i in range(C.rows)]
+
+    def __repr__(self):
+        return f"<exactattn backend mp dps={self.dps}>"

@@ -1,0 +1,54 @@
+"""Helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import json
+
+
+def positive_int(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be ≥ 1")
+    return n
+
+
+def int_range(text: str):
+    """'A-B' or 'A' → range(A, B+1)."""
+    import argparse
+    try:
+        if "-" in text:
+            a, b = text.split("-", 1)
+            a, b = int(a), int(b)
+        else:
+            a = b = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range like 1-4") from None
+    if a < 1 or b < a:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 ≤ A ≤ B")
+    return range(a, b + 1)
+
+
+def add_backend_args(p, default="exact"):
+    p.add_argument("--backend", choices=["exact", "mp", "float"], default=default,
+                   help="arithmetic backend (default %(default)s)")
+    p.add_argument("--dps", type=positive_int, default=None,
+                   help="decimal digits for the mp backend (default 50)")
+
+
+def read_json(path: str, what: str):
+    from ..cli import UsageError
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{what} file {path!r} not found") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{what} file {path!r} is not valid JSON ({e})") from None
+
+
+def dump(obj) -> str:
+    return json.dumps(obj, indent=1, default=str)

@@ -1,0 +1,59 @@
+"""`exactattn eval MODEL.json QUERY.json --backend B`: evaluate F(X) on one query.
+
+QUERY.json is a list of token vectors, entries as strings "p/q" or integers (exact), or
+numbers/strings (mp, float)."""
+
+from __future__ import annotations
+
+import json
+
+from ._common import add_backend_args, read_json
+
+
+def register(sub):
+    p = sub.add_parser("eval", help="evaluate a model on a query")
+    p.add_argument("model", help="model JSON (from `exactattn model random`)")
+    p.add_argument("query", help="query JSON: a list of token vectors")
+    add_backend_args(p)
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(func=run)
+
+
+def _tokens(data, backend):
+    from ..numbers import parse_rational
+    if not isinstance(data, list) or not all(isinstance(t, list) for t in data):
+        raise ValueError("query JSON must be a list of token vectors (a list of lists)")
+    out = []
+    for n, tok in enumerate(data):
+        row = []
+        for i, x in enumerate(tok):
+            where = f"query token {n}, entry {i}"
+            if backend == "exact" or isinstance(x, str) and "/" in x:
+                row.append(parse_rational(x, where) if not isinstance(x, float) else
+                           _float_error(x, where))
+            else:
+                row.append(x if not isinstance(x, str) else float(x))
+        out.append(row)
+    return out
+
+
+def _float_error(x, where):
+    raise TypeError(f"{where}: {x!r} is a float; the exact backend needs rationals such as "
+                    f"\"1/10\" (or use --backend mp)")
+
+
+def run(args):
+    from ..arith import get_backend
+    from ..models import model_from_json
+    model = model_from_json(read_json(args.model, "model"))
+    be = get_backend(args.backend, args.dps)
+    toks = _tokens(read_json(args.query, "query"), args.backend)
+    y = model(toks, be)
+    approx = be.to_mpf(y, 30)
+    import mpmath
+    out = {"backend": be.name, "value": str(y), "approx": mpmath.nstr(approx, 25)}
+    if be.name == "exact":
+        r = y.reduce()
+        out["L"] = r.L
+    print(json.dumps(out) if args.json else f"{out['value']}\n≈ {out['approx']}")
+    return 0

@@ -1,0 +1,76 @@
+"""Named failures.  A learner that cannot certify its answer raises one of these with the
+offending quantities; it never returns a wrong model silently (DESIGN §4.3)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ExactAttnError", "QueryError", "BudgetExceeded", "PeekError", "SingularSystem",
+    "LearningFailure", "SingularBasis", "CollidingPoles", "InvisibleHead",
+    "AmbiguousMatching", "NotAttention", "CertificationFailed", "NotIdentifiable",
+]
+
+
+class ExactAttnError(Exception):
+    """Base class of exactattn's own errors."""
+
+
+class QueryError(ExactAttnError, ValueError):
+    """A malformed query (empty sequence, wrong dimension, non-numeric entry); not counted."""
+
+
+class BudgetExceeded(ExactAttnError, RuntimeError):
+    """The oracle's query budget would be exceeded."""
+
+
+class PeekError(ExactAttnError, AttributeError):
+    """A no-peek oracle was asked for its parameters."""
+
+
+class SingularSystem(ExactAttnError, ZeroDivisionError):
+    """A linear system that must be solved is singular."""
+
+
+class LearningFailure(ExactAttnError, RuntimeError):
+    """A learner detected that it cannot certify an answer.
+
+    ``reason`` is a short machine-readable name (e.g. ``"colliding-poles"``) and
+    ``details`` a dict of the offending quantities.
+    """
+
+    reason = "learning-failure"
+
+    def __init__(self, message: str, **details):
+        super().__init__(message)
+        self.details = details
+
+
+class SingularBasis(LearningFailure):
+    reason = "singular-basis"
+
+
+class CollidingPoles(LearningFailure):
+    reason = "colliding-poles"
+
+
+class InvisibleHead(LearningFailure):
+    reason = "invisible-head"
+
+
+class AmbiguousMatching(LearningFailure):
+    reason = "ambiguous-matching"
+
+
+class NotAttention(LearningFailure):
+    """The answers are not those of attention with at most the stated number of heads."""
+
+    reason = "not-attention"
+
+
+class CertificationFailed(LearningFailure):
+    reason = "certification-failed"
+
+
+class NotIdentifiable(LearningFailure):
+    """The parameters are not determined by the function (e.g. W when v = 0)."""
+
+    reason = "not-identifiable"

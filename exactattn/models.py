@@ -1,0 +1,260 @@
+"""Attention models (DESIGN §1): single head (W, v), multi-head sums, canonical form,
+seeded random generators and a JSON form with rationals as strings.
+
+Parameters are stored as given after coercion: exact ``Fraction`` entries when every entry
+is rational ("rational" models, evaluable on every backend), otherwise real numbers
+("real" models, for the mp and float backends only).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from fractions import Fraction
+
+from .arith import Backend, get_backend
+from .numbers import format_rational, is_rational_like, parse_rational, to_matrix, to_rational, to_vector
+
+__all__ = ["AttentionHead", "MultiHeadAttention", "same_function", "random_head",
+           "random_multi_head", "model_from_json", "model_to_json", "load_model",
+           "validate_tokens"]
+
+
+def _param(x, where):
+    """Rational entries stay exact; real ones (float, mpf) are kept as they are."""
+    if is_rational_like(x):
+        return to_rational(x, where)
+    import mpmath
+    import numbers
+    if isinstance(x, (float, mpmath.mpf)) or isinstance(x, numbers.Real):
+        return x
+    return to_rational(x, where)  # raises the clear error
+
+
+def validate_tokens(tokens, dim: int):
+    """List of token vectors of length `dim`; raises QueryError naming what is wrong."""
+    from .errors import QueryError
+    if hasattr(tokens, "tolist") and not isinstance(tokens, (list, tuple)):
+        tokens = tokens.tolist()
+    try:
+        toks = [list(t.tolist() if hasattr(t, "tolist") else t) for t in tokens]
+    except TypeError:
+        raise QueryError("a query is a sequence of token vectors (a list of lists)") from None
+    if not toks:
+        raise QueryError("empty query: a query needs at least one token (the final token x_N)")
+    for n, t in enumerate(toks):
+        if len(t) != dim:
+            raise QueryError(f"token {n} has {len(t)} entries, but the model dimension is {dim}")
+    return toks
+
+
+class AttentionHead:
+    """f(X) = Σ_i softmax(X W x_N)_i · v·x_i (P1 §2; DESIGN §1)."""
+
+    def __init__(self, W, v):
+        self.W = tuple(tuple(r) for r in to_matrix(W, _param, "W"))
+        self.dim = len(self.W)
+        self.v = tuple(to_vector(v, _param, "v", self.dim))
+        self._prepared = {}
+
+    @property
+    def is_rational(self) -> bool:
+        return all(isinstance(x, Fraction) for r in self.W for x in r) and \
+            all(isinstance(x, Fraction) for x in self.v)
+
+    def prepared(self, backend: Backend):
+        key = repr(backend)
+        if key not in self._prepared:
+            self._prepared[key] = backend.prepare_head(self.W, self.v)
+        return self._prepared[key]
+
+    def __call__(self, tokens, backend="exact", dps=None):
+        return MultiHeadAttention([self])(tokens, backend, dps)
+
+    def __eq__(self, other):
+        return isinstance(other, AttentionHead) and self.W == other.W and self.v == other.v
+
+    def __hash__(self):
+        return hash((self.W, self.v))
+
+    def __repr__(self):
+        return f"AttentionHead(d={self.dim}, W={_short(self.W)}, v={_short(self.v)})"
+
+    def to_dict(self):
+        return {"W": [[_fmt(x) for x in r] for r in self.W], "v": [_fmt(x) for x in self.v]}
+
+
+class MultiHeadAttention:
+    """F(X) = Σ_h f_{W_h, v_h}(X) (P2; DESIGN §1)."""
+
+    def __init__(self, heads):
+        self.heads = tuple(h if isinstance(h, AttentionHead) else AttentionHead(*h) for h in heads)
+        dims = {h.dim for h in self.heads}
+        if len(dims) > 1:
+            raise ValueError(f"heads of different dimensions {sorted(dims)}")
+        self.dim = dims.pop() if dims else None
+
+    def __len__(self):
+        return len(self.heads)
+
+    def __iter__(self):
+        return iter(self.heads)
+
+    @property
+    def is_rational(self) -> bool:
+        return all(h.is_rational for h in self.heads)
+
+    def __call__(self, tokens, backend="exact", dps=None):
+        """F(X) on a backend; exact: an element of Q(e^{1/L}) (DESIGN §2)."""
+        be = get_backend(backend, dps)
+        if self.dim is None:
+            return be.zero
+        toks = validate_tokens(tokens, self.dim)
+        if be.exact and be.name == "exact" and not self.is_rational:
+            raise TypeError("the exact backend needs a model with rational parameters; "
+                            "this one has real entries (use backend='mp' or 'float')")
+        X = be.prepare_tokens(toks)
+        return be.attention(X, [h.prepared(be) for h in self.heads])
+
+    evaluate = __call__
+
+    def canonical(self) -> "MultiHeadAttention":
+        """Merge heads with equal W, sum their v, drop zero sums (P2 canonical form).
+
+        Exact for rational models; heads are returned in a deterministic order
+        (lexicographic in W, exact comparison)."""
+        groups = {}
+        for h in self.heads:
+            if h.W in groups:
+                groups[h.W] = tuple(a + b for a, b in zip(groups[h.W], h.v))
+            else:
+                groups[h.W] = h.v
+        kept = [(W, v) for W, v in groups.items() if any(x != 0 for x in v)]
+        kept.sort(key=lambda wv: (wv[0], wv[1]))
+        return MultiHeadAttention([AttentionHead(W, v) for W, v in kept])
+
+    def head_set(self):
+        return frozenset((h.W, h.v) for h in self.canonical().heads)
+
+    def __eq__(self, other):
+        return isinstance(other, MultiHeadAttention) and self.heads == other.heads
+
+    def __hash__(self):
+        return hash(self.heads)
+
+    def __repr__(self):
+        return f"MultiHeadAttention(d={self.dim}, H={len(self.heads)}, heads={list(self.heads)!r})"
+
+    def to_dict(self):
+        kind = "rational" if self.is_rational else "real"
+        return {"type": "multi-head-attention", "dim": self.dim, "entries": kind,
+                "heads": [h.to_dict() for h in self.heads]}
+
+
+def same_function(a, b) -> bool:
+    """Two multi-head models compute the same function iff their canonical forms are equal
+    as sets (P1 Prop 7.1; P2 canonical heads).  Exact on rational models."""
+    a = a if isinstance(a, MultiHeadAttention) else MultiHeadAttention(a)
+    b = b if isinstance(b, MultiHeadAttention) else MultiHeadAttention(b)
+    return a.head_set() == b.head_set()
+
+
+# ---------------------------------------------------------------------- random models
+def _rand_rational(rng, num, den):
+    return Fraction(rng.randint(-num, num), den)
+
+
+def random_head(dim: int, seed=None, kind: str = "rational", rng=None) -> AttentionHead:
+    """A seeded random head.  rational: W_ij ∈ {−3..3}/4, v_i ∈ {±1..±4}/2 (v_i ≠ 0), so
+    scores on the learners' integer query boxes stay moderate; real: Gaussian entries,
+    W scaled by 1/(2√d)."""
+    rng = rng or random.Random(seed)
+    if dim < 1:
+        raise ValueError(f"dim must be ≥ 1, got {dim}")
+    if kind == "rational":
+        W = [[_rand_rational(rng, 3, 4) for _ in range(dim)] for _ in range(dim)]
+        v = [Fraction(rng.choice([-4, -3, -2, -1, 1, 2, 3, 4]), 2) for _ in range(dim)]
+    elif kind == "real":
+        s = 1.0 / (2 * dim ** 0.5)
+        W = [[rng.gauss(0, s) for _ in range(dim)] for _ in range(dim)]
+        v = [rng.gauss(0, 1) for _ in range(dim)]
+    else:
+        raise ValueError(f"kind must be 'rational' or 'real', got {kind!r}")
+    return AttentionHead(W, v)
+
+
+def random_multi_head(dim: int, heads: int, seed=None, kind: str = "rational",
+                      distinct: bool = True) -> MultiHeadAttention:
+    """H seeded random heads; with distinct=True the W_h are pairwise different, so the model
+    is already canonical with exactly H heads."""
+    if heads < 0:
+        raise ValueError(f"heads must be ≥ 0, got {heads}")
+    rng = random.Random(seed)
+    out, seen = [], set()
+    tries = 0
+    while len(out) < heads:
+        h = random_head(dim, kind=kind, rng=rng)
+        tries += 1
+        if distinct and h.W in seen:
+            if tries > 1000 * (heads + 1):
+                raise ValueError(f"cannot draw {heads} distinct rational heads in dimension {dim}")
+            continue
+        seen.add(h.W)
+        out.append(h)
+    return MultiHeadAttention(out)
+
+
+# ---------------------------------------------------------------------- JSON
+def _fmt(x):
+    if isinstance(x, Fraction):
+        return format_rational(x)
+    import mpmath
+    return mpmath.nstr(mpmath.mpf(x), 60) if isinstance(x, mpmath.mpf) else repr(float(x))
+
+
+def _unfmt(s, kind, where):
+    if kind == "rational":
+        return parse_rational(s, where)
+    import mpmath
+    if not isinstance(s, str):
+        raise TypeError(f"{where}: numbers are written as strings in model JSON")
+    try:
+        return mpmath.mpf(s)
+    except (ValueError, TypeError):
+        raise ValueError(f"{where}: {s!r} is not a real number") from None
+
+
+def model_to_json(model) -> str:
+    if isinstance(model, AttentionHead):
+        model = MultiHeadAttention([model])
+    return json.dumps(model.to_dict(), indent=1)
+
+
+def model_from_json(text_or_dict) -> MultiHeadAttention:
+    """Inverse of :func:`model_to_json`; never evaluates text."""
+    data = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+    if not isinstance(data, dict) or "heads" not in data:
+        raise ValueError("model JSON must be an object with a 'heads' list")
+    kind = data.get("entries", "rational")
+    if kind not in ("rational", "real"):
+        raise ValueError(f"model JSON: 'entries' must be 'rational' or 'real', got {kind!r}")
+    heads = []
+    for h, hd in enumerate(data["heads"]):
+        W = [[_unfmt(x, kind, f"heads[{h}].W[{i}][{j}]") for j, x in enumerate(r)]
+             for i, r in enumerate(hd["W"])]
+        v = [_unfmt(x, kind, f"heads[{h}].v[{i}]") for i, x in enumerate(hd["v"])]
+        heads.append(AttentionHead(W, v))
+    m = MultiHeadAttention(heads)
+    if "dim" in data and m.dim is not None and data["dim"] != m.dim:
+        raise ValueError(f"model JSON: dim is {data['dim']} but the heads are {m.dim}×{m.dim}")
+    return m
+
+
+def load_model(path) -> MultiHeadAttention:
+    with open(path) as f:
+        return model_from_json(f.read())
+
+
+def _short(x, limit=60):
+    s = str([[_fmt(a) for a in r] for r in x] if x and isinstance(x[0], tuple) else [_fmt(a) for a in x])
+    return s if len(s) <= limit else s[: limit - 3] + "..."

@@ -1,0 +1,40 @@
+"""What every learner returns (DESIGN §7): the recovered heads and the query accounting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class LearnResult:
+    """Recovered heads as (W, v) pairs (W[i][j], v[i]) plus counts, transcript and checks.
+
+    ``heads`` are canonical (P2) for multi-head learners; ``certificate`` holds the exact
+    certification record on the exact backend (None elsewhere); ``notes`` lists
+    non-fatal observations (e.g. fewer canonical heads than the bound)."""
+
+    algorithm: str
+    dim: int
+    backend: str
+    heads: list
+    queries: int
+    max_length: int
+    expected_queries: int | None = None
+    expected_max_length: int | None = None
+    transcript: list = field(default_factory=list, repr=False)
+    certificate: dict | None = field(default=None, repr=False)
+    notes: list = field(default_factory=list)
+    extra: dict = field(default_factory=dict, repr=False)
+    seconds: float | None = None
+
+    def model(self):
+        """The recovered heads as a MultiHeadAttention."""
+        from ..models import MultiHeadAttention
+        return MultiHeadAttention(self.heads)
+
+    def __repr__(self):
+        return (f"LearnResult({self.algorithm}, d={self.dim}, backend={self.backend}, "
+                f"heads={len(self.heads)}, queries={self.queries}"
+                f"{'' if self.expected_queries is None else '/' + str(self.expected_queries)}, "
+                f"max_length={self.max_length}, certified={bool(self.certificate)})")

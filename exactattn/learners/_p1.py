@@ -1,0 +1,190 @@
+"""Pieces shared by the P1 learners (single head, low rank): a recording query session,
+v from length-1 queries, the sigmoid inversion of a length-2 query, and certification of a
+recovered head against the transcript.
+
+The two-token identity (P1 Thm 4.1; DESIGN §4.1): for the query [(a + b), b] a single head
+(W, v) scores the tokens (a+b)ᵀWb and bᵀWb, so the score gap is aᵀWb and
+
+    f = v·b + σ(aᵀWb) · (a·v),     σ(z) = 1/(1 + e^{−z}).
+
+With v known and a·v ≠ 0, σ = (f − v·b)/(a·v) and σ/(1−σ) = exp(aᵀWb).  On the exact backend
+exp(aᵀWb) = t^k with t = e^{1/L}, so aᵀWb = k/L is an exact rational (ExpElement.log); an
+answer for which σ/(1−σ) is not such a power is not a single head's, and is reported.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from ..arith import get_backend
+from ..errors import CertificationFailed, NotAttention, NotIdentifiable
+from ..models import AttentionHead, MultiHeadAttention
+from ..numbers import format_rational
+from ..oracle import as_oracle
+
+__all__ = ["Session", "check_dim", "unit", "read_value_vector", "bilinear", "certify",
+           "holdout_check", "fmt"]
+
+
+def check_dim(dim) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    return dim
+
+
+def unit(d: int, i: int) -> list:
+    """The standard basis vector e_i of length d (integer entries, exact on every backend)."""
+    return [1 if k == i else 0 for k in range(d)]
+
+
+def fmt(x) -> str:
+    """A scalar as text: "p/q" for rationals, 30 significant digits otherwise."""
+    if isinstance(x, (int, Fraction)):
+        return format_rational(x)
+    import mpmath
+    return mpmath.nstr(mpmath.mpf(x), 30)
+
+
+class Session:
+    """One learner run against an oracle: every query and answer of *this run* is recorded
+    (the wrapped Oracle may have been used before), answers are converted to the learner's
+    backend."""
+
+    def __init__(self, oracle, dim: int, backend="exact", dps=None):
+        self.dim = check_dim(dim)
+        self.oracle = as_oracle(oracle, self.dim, backend, dps)
+        # the learner computes at its own precision when one is asked for explicitly
+        self.be = self.oracle.backend if dps is None else get_backend(backend, dps)
+        self.transcript: list = []
+        self.max_length = 0
+
+    @property
+    def exact(self) -> bool:
+        return self.be.name == "exact"
+
+    @property
+    def queries(self) -> int:
+        return len(self.transcript)
+
+    def ask(self, tokens):
+        y = self.oracle(tokens)
+        if not self.exact:
+            y = self.be.scalar(y, "oracle answer")
+        self.transcript.append((tuple(tuple(t) for t in tokens), y))
+        self.max_length = max(self.max_length, len(tokens))
+        return y
+
+    # ---------------------------------------------------------------- small helpers
+    def dot(self, a, b):
+        zero = Fraction(0) if self.exact else self.be.scalar(0)
+        return sum((self._s(x) * self._s(y) for x, y in zip(a, b)), zero)
+
+    def _s(self, x):
+        if self.exact:
+            return Fraction(x)
+        return self.be.scalar(x)
+
+    def is_zero(self, x) -> bool:
+        """Exact zero test on the exact backend; |x| ≤ tolerance on mp/float."""
+        if self.exact:
+            return x == 0
+        return abs(x) <= self.be.tolerance
+
+    def rational_answer(self, y, where: str):
+        """An answer that must be a real number (a length-1 query): exact rationals stay exact."""
+        if not self.exact:
+            return y
+        if not y.is_rational():
+            raise NotAttention(f"{where}: the answer {y} depends on e^(1/L); a one-token "
+                               f"query to attention returns the rational v·x",
+                               query=where, answer=str(y))
+        return y.as_rational()
+
+
+def read_value_vector(s: Session) -> list:
+    """v from the d length-1 queries [e_i]: one token gets weight 1, so f = v_i
+    (P1 Thm 4.1, first step).  Raises NotIdentifiable when v = 0: then every answer is 0
+    whatever W is, so W is not determined by the function."""
+    d = s.dim
+    v = [s.rational_answer(s.ask([unit(d, i)]), f"query [e_{i}]") for i in range(d)]
+    if all(s.is_zero(x) for x in v):
+        raise NotIdentifiable("v = 0: every answer of a head with v = 0 is 0, so W is not "
+                              "identifiable (P1 Thm 4.1 needs v ≠ 0)", v=[fmt(x) for x in v])
+    return v
+
+
+def bilinear(s: Session, a, b, v, where: str = ""):
+    """aᵀWb from the length-2 query [(a + b), b] by sigmoid inversion (P1 Thm 4.1; DESIGN §4.1).
+
+    Needs a·v ≠ 0.  Exact: the answer's σ/(1−σ) must be t^k, and aᵀWb = k/L exactly; mp/float:
+    0 < σ < 1 must hold and aᵀWb = log(σ/(1−σ))."""
+    c = s.dot(a, v)
+    if s.is_zero(c):
+        raise ValueError(f"probe with a·v = 0 at {where}: the query would not see W")
+    # probes are rational (int / Fraction) on every backend, so the queries are exact
+    f = s.ask([[x + y for x, y in zip(a, b)], list(b)])
+    sigma = (f - s.dot(v, b)) / c
+    return _exact_logit(sigma, where) if s.exact else _approx_logit(s, sigma, where)
+
+
+def _exact_logit(sigma, where):
+    """log(σ/(1−σ)) for σ in Q(t): exact, or NotAttention when σ/(1−σ) is not t^k."""
+    one_minus = 1 - sigma
+    if one_minus.is_zero():
+        raise NotAttention(f"{where}: σ = 1 exactly, impossible for a softmax weight of a "
+                           f"single head", query=where)
+    rho = sigma / one_minus
+    mono = rho.monomial()
+    if mono is None or mono[0] != 1:
+        raise NotAttention(f"{where}: σ/(1−σ) = {rho} is not a power t^k of t = e^(1/L), so "
+                           f"σ is not a two-token softmax weight: the oracle is not a single "
+                           f"attention head", query=where, ratio=str(rho))
+    return rho.log()
+
+
+def _approx_logit(s: Session, sigma, where):
+    if not 0 < sigma < 1:
+        raise NotAttention(f"{where}: σ = {fmt(sigma)} lies outside (0, 1), so it is not a "
+                           f"softmax weight of a single head", query=where, sigma=fmt(sigma))
+    return s.be.log(sigma / (1 - sigma))
+
+
+def _agrees(s: Session, model, tokens, y, tol) -> bool:
+    got = model(list(list(t) for t in tokens), s.be)
+    if s.exact:
+        return got == y
+    return abs(got - y) <= tol * (1 + abs(y))
+
+
+def certify(s: Session, heads, tol=None) -> int:
+    """The recovered heads must reproduce every transcript answer: exactly (equality in Q(t))
+    on the exact backend, within `tol`·(1+|y|) on mp/float.  Returns the number of answers
+    checked; raises CertificationFailed naming the first answer that disagrees."""
+    model = MultiHeadAttention([AttentionHead(W, v) for W, v in heads])
+    tol = s.be.tolerance if tol is None and not s.exact else tol
+    for n, (tokens, y) in enumerate(s.transcript):
+        if not _agrees(s, model, tokens, y, tol):
+            raise CertificationFailed(f"the recovered head does not reproduce answer {n} of "
+                                      f"the transcript", index=n, answer=str(y))
+    return len(s.transcript)
+
+
+def holdout_check(s: Session, heads, count: int, rng: random.Random, tol=None) -> int:
+    """`count` extra random length-2 queries (integer entries in −2..2) that the recovered
+    heads must answer as the oracle does; raises NotAttention otherwise.  They catch oracles
+    that agree with a single head on the learner's schedule but not elsewhere (for a
+    multi-head oracle the disagreement is a nonzero function of the random tokens, so a random
+    query sees it with high probability)."""
+    if count < 0:
+        raise ValueError(f"holdout must be ≥ 0, got {count}")
+    model = MultiHeadAttention([AttentionHead(W, v) for W, v in heads])
+    tol = s.be.tolerance if tol is None and not s.exact else tol
+    for n in range(count):
+        tokens = [[rng.randint(-2, 2) for _ in range(s.dim)] for _ in range(2)]
+        y = s.ask(tokens)
+        if not _agrees(s, model, tokens, y, tol):
+            raise NotAttention(f"held-out query {n} disagrees with the recovered head: the "
+                               f"oracle is not a single attention head", tokens=tokens,
+                               answer=str(y))
+    return count

@@ -21,14 +21,31 @@ __all__ = ["AttentionHead", "MultiHeadAttention", "same_function", "random_head"
 
 
 def _param(x, where):
-    """Rational entries stay exact; real ones (float, mpf) are kept as they are."""
+    """Rational entries stay exact; real ones (float, mpf, real sympy constants such as
+    sqrt(2)) are kept as they are (a "real" model, for the mp and float backends)."""
     if is_rational_like(x):
         return to_rational(x, where)
-    import mpmath
     import numbers
-    if isinstance(x, (float, mpmath.mpf)) or isinstance(x, numbers.Real):
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
         return x
+    if type(x).__module__.startswith("sympy"):
+        import sympy
+        if isinstance(x, sympy.Basic) and x.is_number and x.is_real:
+            return x
     return to_rational(x, where)  # raises the clear error
+
+
+def _first_real_entry(heads):
+    """(where, value) of the first non-rational parameter, for error messages."""
+    for h, head in enumerate(heads):
+        for i, r in enumerate(head.W):
+            for j, x in enumerate(r):
+                if not isinstance(x, Fraction):
+                    return f"head {h}, W[{i}][{j}]", x
+        for i, x in enumerate(head.v):
+            if not isinstance(x, Fraction):
+                return f"head {h}, v[{i}]", x
+    return None, None
 
 
 def validate_tokens(tokens, dim: int):
@@ -56,11 +73,14 @@ class AttentionHead:
         self.dim = len(self.W)
         self.v = tuple(to_vector(v, _param, "v", self.dim))
         self._prepared = {}
+        self._rational = None
 
     @property
     def is_rational(self) -> bool:
-        return all(isinstance(x, Fraction) for r in self.W for x in r) and \
-            all(isinstance(x, Fraction) for x in self.v)
+        if self._rational is None:
+            self._rational = all(isinstance(x, Fraction) for r in self.W for x in r) and \
+                all(isinstance(x, Fraction) for x in self.v)
+        return self._rational
 
     def prepared(self, backend: Backend):
         key = repr(backend)
@@ -87,12 +107,15 @@ class AttentionHead:
 class MultiHeadAttention:
     """F(X) = Σ_h f_{W_h, v_h}(X) (P2; DESIGN §1)."""
 
-    def __init__(self, heads):
+    def __init__(self, heads, dim: int | None = None):
         self.heads = tuple(h if isinstance(h, AttentionHead) else AttentionHead(*h) for h in heads)
         dims = {h.dim for h in self.heads}
         if len(dims) > 1:
             raise ValueError(f"heads of different dimensions {sorted(dims)}")
-        self.dim = dims.pop() if dims else None
+        if dim is not None and dims and dims != {dim}:
+            raise ValueError(f"dim={dim} but the heads have dimension {dims.pop()}")
+        # a model with no heads (e.g. the canonical form of heads that cancel) keeps `dim`
+        self.dim = dims.pop() if dims else dim
 
     def __len__(self):
         return len(self.heads)
@@ -110,9 +133,13 @@ class MultiHeadAttention:
         if self.dim is None:
             return be.zero
         toks = validate_tokens(tokens, self.dim)
+        if not self.heads:
+            return be.zero
         if be.exact and be.name == "exact" and not self.is_rational:
-            raise TypeError("the exact backend needs a model with rational parameters; "
-                            "this one has real entries (use backend='mp' or 'float')")
+            where, x = _first_real_entry(self.heads)
+            raise TypeError(f"{where}: {x!r} is not rational; the exact backend needs a model "
+                            f"with rational parameters (use backend='mp' or 'float', or "
+                            f"Fraction entries)")
         X = be.prepare_tokens(toks)
         return be.attention(X, [h.prepared(be) for h in self.heads])
 
@@ -131,7 +158,7 @@ class MultiHeadAttention:
                 groups[h.W] = h.v
         kept = [(W, v) for W, v in groups.items() if any(x != 0 for x in v)]
         kept.sort(key=lambda wv: (wv[0], wv[1]))
-        return MultiHeadAttention([AttentionHead(W, v) for W, v in kept])
+        return MultiHeadAttention([AttentionHead(W, v) for W, v in kept], dim=self.dim)
 
     def head_set(self):
         return frozenset((h.W, h.v) for h in self.canonical().heads)
@@ -147,8 +174,15 @@ class MultiHeadAttention:
 
     def to_dict(self):
         kind = "rational" if self.is_rational else "real"
-        return {"type": "multi-head-attention", "dim": self.dim, "entries": kind,
-                "heads": [h.to_dict() for h in self.heads]}
+        out = {"type": "multi-head-attention", "dim": self.dim, "entries": kind,
+               "heads": [h.to_dict() for h in self.heads]}
+        if kind == "real":
+            # the decimal precision to read the entries back at (mpf entries round-trip exactly)
+            from mpmath.ctx_mp_python import _mpf
+            out["dps"] = max([15] + [x.context.dps for h in self.heads
+                                     for x in (*[y for r in h.W for y in r], *h.v)
+                                     if isinstance(x, _mpf)])
+        return out
 
 
 def same_function(a, b) -> bool:
@@ -201,7 +235,7 @@ def random_multi_head(dim: int, heads: int, seed=None, kind: str = "rational",
             continue
         seen.add(h.W)
         out.append(h)
-    return MultiHeadAttention(out)
+    return MultiHeadAttention(out, dim=dim)
 
 
 # ---------------------------------------------------------------------- JSON
@@ -209,17 +243,27 @@ def _fmt(x):
     if isinstance(x, Fraction):
         return format_rational(x)
     import mpmath
-    return mpmath.nstr(mpmath.mpf(x), 60) if isinstance(x, mpmath.mpf) else repr(float(x))
+    from mpmath.ctx_mp_python import _mpf
+    if isinstance(x, _mpf):  # any mpmath context: enough digits to read it back exactly
+        from mpmath.libmp import repr_dps, to_str
+        return to_str(x._mpf_, repr_dps(x.context.prec))
+    if type(x).__module__.startswith("sympy"):
+        import sympy
+        return str(sympy.N(x, 60))
+    return repr(float(x))
 
 
-def _unfmt(s, kind, where):
+def _unfmt(s, kind, where, dps=None):
     if kind == "rational":
         return parse_rational(s, where)
     import mpmath
     if not isinstance(s, str):
         raise TypeError(f"{where}: numbers are written as strings in model JSON")
+    if dps is None:  # no precision recorded: keep every digit written
+        dps = max(15, sum(c.isdigit() for c in s.split("e")[0].split("E")[0]) + 2)
     try:
-        return mpmath.mpf(s)
+        with mpmath.workdps(dps):
+            return mpmath.mpf(s)
     except (ValueError, TypeError):
         raise ValueError(f"{where}: {s!r} is not a real number") from None
 
@@ -238,15 +282,33 @@ def model_from_json(text_or_dict) -> MultiHeadAttention:
     kind = data.get("entries", "rational")
     if kind not in ("rational", "real"):
         raise ValueError(f"model JSON: 'entries' must be 'rational' or 'real', got {kind!r}")
+    dps = data.get("dps")
+    if dps is not None and (not isinstance(dps, int) or isinstance(dps, bool) or dps < 1):
+        raise ValueError(f"model JSON: 'dps' must be a positive integer, got {dps!r}")
+    if not isinstance(data["heads"], list):
+        raise ValueError("model JSON: 'heads' must be a list of {\"W\": ..., \"v\": ...} objects")
     heads = []
     for h, hd in enumerate(data["heads"]):
-        W = [[_unfmt(x, kind, f"heads[{h}].W[{i}][{j}]") for j, x in enumerate(r)]
+        if not isinstance(hd, dict) or "W" not in hd or "v" not in hd:
+            raise ValueError(f"model JSON: heads[{h}] must be an object with keys 'W' and 'v'")
+        if not isinstance(hd["W"], list) or not all(isinstance(r, list) for r in hd["W"]):
+            raise ValueError(f"model JSON: heads[{h}].W must be a list of rows")
+        if not isinstance(hd["v"], list):
+            raise ValueError(f"model JSON: heads[{h}].v must be a list")
+        W = [[_unfmt(x, kind, f"heads[{h}].W[{i}][{j}]", dps) for j, x in enumerate(r)]
              for i, r in enumerate(hd["W"])]
-        v = [_unfmt(x, kind, f"heads[{h}].v[{i}]") for i, x in enumerate(hd["v"])]
-        heads.append(AttentionHead(W, v))
+        v = [_unfmt(x, kind, f"heads[{h}].v[{i}]", dps) for i, x in enumerate(hd["v"])]
+        try:
+            heads.append(AttentionHead(W, v))
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"model JSON: heads[{h}].{e}") from None
     m = MultiHeadAttention(heads)
-    if "dim" in data and m.dim is not None and data["dim"] != m.dim:
-        raise ValueError(f"model JSON: dim is {data['dim']} but the heads are {m.dim}×{m.dim}")
+    if data.get("dim") is not None:
+        if not isinstance(data["dim"], int) or isinstance(data["dim"], bool) or data["dim"] < 1:
+            raise ValueError(f"model JSON: 'dim' must be a positive integer, got {data['dim']!r}")
+        if m.dim is not None and data["dim"] != m.dim:
+            raise ValueError(f"model JSON: dim is {data['dim']} but the heads are {m.dim}×{m.dim}")
+        m.dim = data["dim"]
     return m
 
 

@@ -42,6 +42,11 @@ def to_rational(x, where: str = "value") -> Fraction:
     Floats are refused (their binary value is rarely what was meant); strings are refused
     here (use :func:`parse_rational` for JSON text).
     """
+    tx = type(x)
+    if tx is Fraction:
+        return x
+    if tx is int:
+        return Fraction(x)
     if isinstance(x, Fraction):
         return x
     if isinstance(x, bool):

@@ -36,6 +36,12 @@ class Additive:
     def __post_init__(self):
         if self.mode not in ("random", "adversarial"):
             raise ValueError(f"Additive noise mode must be 'random' or 'adversarial', got {self.mode!r}")
+        try:
+            negative = self.tau < 0
+        except TypeError:
+            raise TypeError(f"Additive noise: tau must be a number, got {self.tau!r}") from None
+        if negative:
+            raise ValueError(f"Additive noise: tau must be ≥ 0, got {self.tau!r}")
 
 
 @dataclass(frozen=True)
@@ -101,15 +107,25 @@ class Oracle:
 
     # ------------------------------------------------------------------ queries
     def __call__(self, tokens):
-        if self.dim is None:
+        if hasattr(tokens, "tolist") and not isinstance(tokens, (list, tuple)):
+            tokens = tokens.tolist()
+        try:
+            tokens = list(tokens)  # once: a generator must not be consumed twice
+        except TypeError:
+            raise QueryError("a query is a sequence of token vectors (a list of lists)") from None
+        dim = self.dim
+        if dim is None:  # a plain callable without dim: the first valid query fixes it
             try:
-                self.dim = len(list(tokens)[-1])
-            except (TypeError, IndexError):
+                last = tokens[-1]
+                dim = len(last.tolist() if hasattr(last, "tolist") else last)
+            except IndexError:
                 raise QueryError("empty query: a query needs at least one token") from None
-        toks = validate_tokens(tokens, self.dim)
+            except TypeError:
+                raise QueryError("a query is a sequence of token vectors (a list of lists)") from None
+        toks = validate_tokens(tokens, dim)
         be = self.backend
-        clean = [[be.scalar(x, f"token {n}, entry {i}") for i, x in enumerate(t)]
-                 for n, t in enumerate(toks)]
+        clean = be.tokens(toks)
+        self.dim = dim
         if self.budget is not None and self.queries >= self.budget:
             raise BudgetExceeded(f"query budget of {self.budget} exhausted "
                                  f"(raise budget= or use fewer queries)")

@@ -76,9 +76,13 @@ class Backend(ABC):
                  for i, r in enumerate(W)],
                 [self.scalar(x, f"v[{i}]") for i, x in enumerate(v)])
 
-    def prepare_tokens(self, tokens):
+    def tokens(self, tokens):
+        """Token entries converted to scalars; errors name the token and entry."""
         return [[self.scalar(x, f"token {n}, entry {i}") for i, x in enumerate(tok)]
                 for n, tok in enumerate(tokens)]
+
+    def prepare_tokens(self, tokens):
+        return self.tokens(tokens)
 
     def softmax_mean(self, scores, values):
         """Σ_i e^{s_i} a_i / Σ_i e^{s_i} as a field element (the attention average)."""

@@ -7,14 +7,16 @@ rational-function field Q(t) onto Q(e^{1/L}); every softmax output of a model wi
 rational parameters on rational tokens is therefore an exact element of Q(t), and
 equality is decided by polynomial arithmetic.
 
-An :class:`ExpElement` is ``num(t)/den(t)`` with python-flint ``fmpq_poly``
-numerator and denominator and the integer ``L``.  Elements with different ``L``
+An :class:`ExpElement` is ``num(t)/den(t)`` with *sparse* python-flint polynomials
+(``fmpq_mpoly`` in one variable) and the integer ``L``: attention outputs have few terms but
+exponents that grow with the query entries, so a dense representation would not scale.  Elements with different ``L``
 are lifted to the least common multiple (t_old = t_new^(L_new/L_old)).
 
-Arithmetic results are *reduced* (gcd removed, monic denominator, smallest L), which
-is a canonical form.  The fast evaluation path of the models builds unreduced
-elements (a gcd of degree-4000 polynomials costs ~20 ms); equality never depends on
-reduction because it cross-multiplies.  Order and sign are decided by certified ball
+Small arithmetic results are *reduced* (gcd removed, monic denominator, smallest L), a
+canonical form; large ones (more than SMALL_TERMS terms) and the models' fast evaluation
+path stay unreduced, since a gcd of large sparse polynomials can cost seconds.  Equality
+never depends on reduction: it compares numerators over equal denominators or
+cross-multiplies.  Order and sign are decided by certified ball
 arithmetic (arb) at t = e^{1/L}: a nonzero element is nonzero at a transcendental t,
 so raising the precision always terminates.  No floating-point number is used to
 decide anything here.
@@ -26,11 +28,20 @@ from fractions import Fraction
 from math import gcd
 
 import flint
-from flint import fmpq, fmpq_poly, fmpz
+from flint import fmpq, fmpq_mpoly_ctx, fmpq_poly, fmpz
 
-__all__ = ["ExpElement", "as_fmpq", "exp_rational"]
+__all__ = ["ExpElement", "as_fmpq", "exp_rational", "R"]
 
-_X = fmpq_poly([0, 1])
+#: Q[t] as *sparse* polynomials (python-flint fmpq_mpoly in one variable): attention outputs
+#: have few terms but exponents k = L·score that can reach 10^12 for large query boxes.
+R = fmpq_mpoly_ctx.get(("t",))
+_T = R.gens()[0]
+_ONE = R.from_dict({(0,): 1})
+_ZERO = R.from_dict({})
+
+#: elements whose numerator and denominator have at most this many terms are reduced
+#: (gcd) after every operation; larger ones stay unreduced (equality cross-multiplies).
+SMALL_TERMS = 48
 
 
 def as_fmpq(q) -> fmpq:
@@ -50,23 +61,34 @@ def _lcm(a: int, b: int) -> int:
     return a // gcd(a, b) * b
 
 
-def _monomial(k: int) -> fmpq_poly:
-    return _X ** k if k > 0 else fmpq_poly([1])
+def poly(terms) -> "flint.fmpq_mpoly":
+    """Sparse polynomial from {exponent: coefficient} (exponents ≥ 0)."""
+    return R.from_dict({(int(k),): c for k, c in terms.items() if c != 0})
 
 
-def _inflate(p: fmpq_poly, m: int) -> fmpq_poly:
-    """p(t) ↦ p(t^m)."""
-    if m == 1 or p.degree() <= 0:
+def _as_poly(p):
+    if isinstance(p, fmpq_poly):
+        return poly({i: c for i, c in enumerate(p.coeffs())})
+    if isinstance(p, flint.fmpq_mpoly):
         return p
-    return fmpq_poly(p.numer().inflate(m), p.denom())
+    return R.from_dict({(0,): as_fmpq(p)}) if as_fmpq(p) != 0 else _ZERO
 
 
-def _low_degree(p: fmpq_poly) -> int:
-    """Exponent of the largest power of t dividing p (p ≠ 0)."""
-    for i, c in enumerate(p.coeffs()):
-        if c != 0:
-            return i
-    raise ZeroDivisionError("zero polynomial")
+def terms(p):
+    """[(exponent, coefficient)] of a sparse polynomial."""
+    return [(int(m[0]), c) for m, c in zip(p.monoms(), p.coeffs())]
+
+
+def _low(p) -> int:
+    return int(min(m[0] for m in p.monoms()))
+
+
+def _high(p) -> int:
+    return int(p.degrees()[0])
+
+
+def _monomial(k: int):
+    return _T ** k if k > 0 else _ONE
 
 
 class ExpElement:
@@ -75,25 +97,22 @@ class ExpElement:
     __slots__ = ("num", "den", "L", "_reduced")
 
     def __init__(self, num, den=None, L: int = 1, reduced: bool = False):
-        if not isinstance(num, fmpq_poly):
-            num = fmpq_poly([as_fmpq(num)])
-        if den is None:
-            den = fmpq_poly([1])
-        elif not isinstance(den, fmpq_poly):
-            den = fmpq_poly([as_fmpq(den)])
+        num = _as_poly(num)
+        den = _ONE if den is None else _as_poly(den)
         if den.is_zero():
             raise ZeroDivisionError("ExpElement with zero denominator")
-        if not isinstance(L, int) or L < 1:
+        if not isinstance(L, int) or isinstance(L, bool) or L < 1:
             raise ValueError(f"L must be a positive integer, got {L!r}")
         self.num, self.den, self.L = num, den, L
         self._reduced = reduced
-        if not reduced and num.is_zero():
-            self.den, self.L, self._reduced = fmpq_poly([1]), 1, True
+        if num.is_zero():
+            self.den, self.L, self._reduced = _ONE, 1, True
 
     # ----------------------------------------------------------------- constructors
     @classmethod
     def from_rational(cls, q) -> "ExpElement":
-        return cls(fmpq_poly([as_fmpq(q)]), fmpq_poly([1]), 1, reduced=True)
+        q = as_fmpq(q)
+        return cls(R.from_dict({(0,): q}) if q != 0 else _ZERO, _ONE, 1, reduced=True)
 
     @classmethod
     def t_power(cls, k: int, L: int) -> "ExpElement":
@@ -104,15 +123,23 @@ class ExpElement:
     def from_laurent(cls, num_terms, den_terms, L: int) -> "ExpElement":
         """(Σ a_k t^k)/(Σ b_k t^k) from dicts exponent → rational (exponents may be < 0)."""
         low = min(min(num_terms, default=0), min(den_terms))
-        num = [0] * (max(num_terms, default=low) - low + 1)
-        den = [0] * (max(den_terms) - low + 1)
-        for k, a in num_terms.items():
-            num[k - low] += a
-        for k, b in den_terms.items():
-            den[k - low] += b
-        return cls(fmpq_poly(num), fmpq_poly(den), L)
+        num = poly({k - low: as_fmpq(a) for k, a in num_terms.items()})
+        den = poly({k - low: as_fmpq(b) for k, b in den_terms.items()})
+        return cls(num, den, L)._settle()
 
     # ----------------------------------------------------------------- normal form
+    def _settle(self) -> "ExpElement":
+        """After an operation: reduce small elements fully, strip t-powers from large ones."""
+        if self._reduced:
+            return self
+        if len(self.num) <= SMALL_TERMS and len(self.den) <= SMALL_TERMS:
+            return self.reduce()
+        k = min(_low(self.num), _low(self.den))
+        if k:
+            self.num = poly({e - k: c for e, c in terms(self.num)})
+            self.den = poly({e - k: c for e, c in terms(self.den)})
+        return self
+
     def reduce(self) -> "ExpElement":
         """Canonical form: coprime, monic denominator, smallest L.  Mutates and returns self."""
         if self._reduced:
@@ -121,19 +148,23 @@ class ExpElement:
         g = num.gcd(den)
         if not g.is_one():
             num, den = num / g, den / g  # exact division in Q[t]
+        k = min(_low(num), _low(den))
+        if k:
+            num = poly({e - k: c for e, c in terms(num)})
+            den = poly({e - k: c for e, c in terms(den)})
         lc = den.leading_coefficient()
         if lc != 1:
             num, den = num / lc, den / lc
         L = self.L
-        if L > 1:
-            # smallest L: deflate when every exponent is a multiple of g
-            step = gcd(num.deflation()[1] if num.degree() > 0 else 0,
-                       den.deflation()[1] if den.degree() > 0 else 0)
-            step = gcd(step, L) if step else L
-            if step > 1:
-                num = fmpq_poly(num.numer().deflate(step), num.denom()) if num.degree() > 0 else num
-                den = fmpq_poly(den.numer().deflate(step), den.denom()) if den.degree() > 0 else den
-                L //= step
+        step = 0
+        for p in (num, den):
+            for e, _ in terms(p):
+                step = gcd(step, e)
+        step = gcd(step, L) if step else L
+        if step > 1:
+            num = poly({e // step: c for e, c in terms(num)})
+            den = poly({e // step: c for e, c in terms(den)})
+            L //= step
         self.num, self.den, self.L, self._reduced = num, den, L, True
         return self
 
@@ -144,7 +175,7 @@ class ExpElement:
         m, r = divmod(L, self.L)
         if r:
             raise ValueError(f"cannot lift from L={self.L} to L={L}: not a multiple")
-        return ExpElement(_inflate(self.num, m), _inflate(self.den, m), L)
+        return ExpElement(self.num.inflate([m]), self.den.inflate([m]), L)
 
     @staticmethod
     def common(a: "ExpElement", b: "ExpElement"):
@@ -152,6 +183,15 @@ class ExpElement:
             return a, b, a.L
         L = _lcm(a.L, b.L)
         return a.lift(L), b.lift(L), L
+
+    def terms(self):
+        """([(k, a_k)], [(k, b_k)]): numerator and denominator terms (exponents of t)."""
+        return terms(self.num), terms(self.den)
+
+    def exponent_span(self) -> int:
+        """Largest exponent minus smallest over numerator and denominator (0 for constants)."""
+        exps = [e for p in (self.num, self.den) if not p.is_zero() for e, _ in terms(p)]
+        return max(exps) - min(exps) if exps else 0
 
     # ----------------------------------------------------------------- arithmetic
     @staticmethod
@@ -169,8 +209,8 @@ class ExpElement:
             return other
         a, b, L = self.common(self, other)
         if a.den == b.den:
-            return ExpElement(a.num + b.num, a.den, L).reduce()
-        return ExpElement(a.num * b.den + b.num * a.den, a.den * b.den, L).reduce()
+            return ExpElement(a.num + b.num, a.den, L)._settle()
+        return ExpElement(a.num * b.den + b.num * a.den, a.den * b.den, L)._settle()
 
     __radd__ = __add__
 
@@ -194,14 +234,22 @@ class ExpElement:
         if other is NotImplemented:
             return other
         a, b, L = self.common(self, other)
-        return ExpElement(a.num * b.num, a.den * b.den, L).reduce()
+        return ExpElement(a.num * b.num, a.den * b.den, L)._settle()
 
     __rmul__ = __mul__
+
+    def _normal_sign(self) -> "ExpElement":
+        """Keep a reduced element's denominator monic after swapping num and den."""
+        if self._reduced:
+            lc = self.den.leading_coefficient()
+            if lc != 1:
+                self.num, self.den = self.num / lc, self.den / lc
+        return self
 
     def inverse(self) -> "ExpElement":
         if self.num.is_zero():
             raise ZeroDivisionError("division by zero in Q(t)")
-        return ExpElement(self.den, self.num, self.L).reduce()
+        return ExpElement(self.den, self.num, self.L, reduced=self._reduced)._normal_sign()
 
     def __truediv__(self, other):
         other = self._coerce(other)
@@ -220,8 +268,7 @@ class ExpElement:
             raise TypeError("only integer powers are exact in Q(t)")
         if n < 0:
             return self.inverse() ** (-n)
-        r = ExpElement(self.num ** n, self.den ** n, self.L).reduce()
-        return r
+        return ExpElement(self.num ** n, self.den ** n, self.L)._settle()
 
     # ----------------------------------------------------------------- predicates
     def is_zero(self) -> bool:
@@ -251,13 +298,13 @@ class ExpElement:
     def is_rational(self) -> bool:
         """True when the element lies in Q (no t-dependence)."""
         r = self.reduce()
-        return r.num.degree() <= 0 and r.den.degree() == 0
+        return _high(r.num) <= 0 and _high(r.den) == 0
 
     def as_rational(self) -> Fraction:
         if not self.is_rational():
             raise ValueError(f"{self} is not a rational number")
-        c = self.num[0] if self.num.degree() == 0 else fmpq(0)
-        c = c / self.den[0]
+        r = self.reduce()
+        c = (r.num.coeffs()[0] if not r.num.is_zero() else fmpq(0)) / r.den.coeffs()[0]
         return Fraction(int(c.p), int(c.q))
 
     def monomial(self):
@@ -267,8 +314,8 @@ class ExpElement:
             return None
         if not (_is_monomial(r.den) and _is_monomial(r.num)):
             return None
-        c = r.num.leading_coefficient()
-        return Fraction(int(c.p), int(c.q)), r.num.degree() - r.den.degree()
+        c = r.num.leading_coefficient() / r.den.leading_coefficient()
+        return Fraction(int(c.p), int(c.q)), _high(r.num) - _high(r.den)
 
     # ----------------------------------------------------------------- exp / log
     def log(self):
@@ -296,10 +343,12 @@ class ExpElement:
         old = flint.ctx.prec
         try:
             flint.ctx.prec = prec
-            t = (flint.arb(1) / self.L).exp()
-            n = flint.arb_poly([flint.arb(c) for c in self.num.coeffs()])(t)
-            d = flint.arb_poly([flint.arb(c) for c in self.den.coeffs()])(t)
-            return n / d
+            # factor out t^top so that huge exponents do not overflow: Σ c e^{(k−top)/L}
+            top = max(_high(self.num) if not self.num.is_zero() else 0, _high(self.den))
+            def value(p):
+                return sum((flint.arb(c) * (flint.arb(k - top) / self.L).exp()
+                            for k, c in terms(p)), flint.arb(0))
+            return value(self.num) / value(self.den)
         finally:
             flint.ctx.prec = old
 
@@ -349,20 +398,31 @@ class ExpElement:
         return f"ExpElement({self})"
 
     def __str__(self):
-        r = self.reduce()
+        r = self.reduce() if len(self.num) + len(self.den) <= 4 * SMALL_TERMS else self
         var = "t" if r.L > 1 else "e"
-        num = str(r.num).replace("x", var)
-        if r.den.is_one():
-            body = num
-        else:
-            body = f"({num})/({str(r.den).replace('x', var)})"
+        num = _show(r.num, var)
+        body = num if r.den.is_one() else f"({num})/({_show(r.den, var)})"
         return body + (f" [t=e^(1/{r.L})]" if r.L > 1 else "")
 
 
-def _is_monomial(p: fmpq_poly) -> bool:
+def _show(p, var: str) -> str:
     if p.is_zero():
-        return False
-    return sum(1 for c in p.coeffs() if c != 0) == 1
+        return "0"
+    parts = []
+    for k, c in sorted(terms(p), reverse=True):
+        mono = "" if k == 0 else (var if k == 1 else f"{var}^{k}")
+        coef = str(c)
+        if mono and c == 1:
+            parts.append(mono)
+        elif mono and c == -1:
+            parts.append("-" + mono)
+        else:
+            parts.append(coef + ("*" + mono if mono else ""))
+    return " + ".join(parts).replace("+ -", "- ")
+
+
+def _is_monomial(p) -> bool:
+    return len(p) == 1
 
 
 def exp_rational(score) -> ExpElement:

@@ -60,8 +60,7 @@ class FloatBackend(Backend):
                 np.array([self.scalar(x, f"v[{i}]") for i, x in enumerate(v)], dtype=np.float64))
 
     def prepare_tokens(self, tokens):
-        return np.array([[self.scalar(x, f"token {k}, entry {i}") for i, x in enumerate(t)]
-                         for k, t in enumerate(tokens)], dtype=np.float64)
+        return np.array(self.tokens(tokens), dtype=np.float64)
 
     def attention(self, X, heads) -> float:
         total = 0.0

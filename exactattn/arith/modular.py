@@ -1,0 +1,161 @@
+"""Modular images of Q(t) for the fast exact engine (DESIGN §2 "fast exact").
+
+The map Z[t] → F_p, t ↦ τ (p a random large prime, τ random) sends every oracle answer
+num(t)/den(t) to num(τ)/den(τ) ∈ F_p.  The learner runs its field operations there
+(python-flint ``fmpz_mod`` / ``fmpz_mod_poly``), reads exponents k of poles t^k back by a
+discrete log (p − 1 is smooth, so Pohlig–Hellman is cheap) checked against a window
+bounded by the answers' exponent spans, rebuilds rationals by rational reconstruction, and then
+certifies the result exactly in Q(t).  A bad (p, τ) can only make the modular step fail or
+give a model that the exact certification rejects, never a wrong certified answer.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from math import isqrt
+
+from flint import fmpz, fmpz_mod_ctx, fmpz_mod_poly_ctx
+
+from ..errors import ExactAttnError
+from .expfield import ExpElement
+
+__all__ = ["PrimeField", "ModularImage", "BadReduction", "random_prime", "rational_reconstruction"]
+
+
+class BadReduction(ExactAttnError, ArithmeticError):
+    """The chosen (p, τ) is unlucky for this data (a denominator vanishes mod p, the
+    discrete-log table collides...): retry with another prime."""
+
+
+_SMALL_PRIMES = [q for q in range(3, 2048) if fmpz(q).is_prime()]
+
+
+def random_prime(bits: int, rng: random.Random):
+    """A random prime p ≥ 2^(bits−1) with p − 1 = 2·∏ q_i smooth (q_i < 2048), and the
+    distinct prime factors of p − 1.  Smoothness makes discrete logs cheap (Pohlig–Hellman)
+    for every window, so pole exponents k of any size are read back exactly."""
+    while True:
+        factors = [2]
+        n = 2
+        while n.bit_length() < bits:
+            q = rng.choice(_SMALL_PRIMES)
+            factors.append(q)
+            n *= q
+        if fmpz(n + 1).is_prime():
+            return n + 1, sorted(set(factors))
+
+
+def rational_reconstruction(a: int, p: int):
+    """The fraction r/s with |r|, s ≤ √(p/2) and r ≡ a·s (mod p), or None (Wang's method)."""
+    bound = isqrt(p // 2)
+    r0, r1 = p, a % p
+    s0, s1 = 0, 1
+    while r1 > bound:
+        q = r0 // r1
+        r0, r1 = r1, r0 - q * r1
+        s0, s1 = s1, s0 - q * s1
+    if s1 == 0 or abs(s1) > bound:
+        return None
+    f = Fraction(r1, s1)
+    if (f.numerator - a * f.denominator) % p:
+        return None
+    return f
+
+
+class PrimeField:
+    """F_p as a field for the backend-generic interpolation (exact zero test)."""
+
+    exact = True
+
+    def __init__(self, p: int):
+        self.p = int(p)
+        self.ctx = fmpz_mod_ctx(self.p)
+        self.poly_ctx = fmpz_mod_poly_ctx(self.p)
+        self.zero = self.ctx(0)
+        self.one = self.ctx(1)
+
+    def from_int(self, n: int):
+        return self.ctx(n)
+
+    def is_zero(self, a) -> bool:
+        return a.is_zero()
+
+    def pivot(self, column) -> int | None:
+        """Index of a usable pivot (first nonzero), or None."""
+        for i, a in enumerate(column):
+            if not a.is_zero():
+                return i
+        return None
+
+    def roots(self, coeffs):
+        """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field)."""
+        P = self.poly_ctx(list(coeffs))
+        rts = P.roots()
+        found = sum(mult for _, mult in rts)
+        return [(r, mult) for r, mult in rts], found == P.degree()
+
+    def lift(self, a):
+        """Rational reconstruction of a ∈ F_p, or None."""
+        return rational_reconstruction(int(a), self.p)
+
+    def __repr__(self):
+        return f"PrimeField(p of {self.p.bit_length()} bits)"
+
+
+class ModularImage:
+    """The reduction Q(t_{L*}) → F_p, t_{L*} = e^{1/L*} ↦ τ (DESIGN §2 fast exact).
+
+    τ is a primitive root of F_p (p − 1 smooth), so every z ∈ F_p* is τ^k for a unique
+    k mod p − 1, found by Pohlig–Hellman (python-flint ``discrete_log``)."""
+
+    def __init__(self, field: PrimeField, L: int, rng: random.Random, factors):
+        self.field = field
+        self.L = L
+        p = field.p
+        while True:
+            tau = field.ctx(rng.randrange(2, p - 1))
+            if all(not (tau ** ((p - 1) // q)).is_one() for q in factors):
+                break
+        self.tau = tau
+
+    def _value(self, poly, t: int) -> int:
+        """Σ c_k t^k mod p for a sparse polynomial with rational c_k (Python ints: the
+        exponents are walked in increasing order so each step is a short power)."""
+        P = self.field.p
+        acc, prev, power = 0, 0, 1
+        for (k,), c in sorted(zip(poly.monoms(), poly.coeffs())):
+            k = int(k)
+            power = power * pow(t, k - prev, P) % P
+            prev = k
+            q = int(c.q)
+            if q == 1:
+                acc += int(c.p) * power
+            elif q % P:
+                acc += int(c.p) * power * pow(q, -1, P)
+            else:
+                raise BadReduction(f"a coefficient's denominator is divisible by the "
+                                   f"{P.bit_length()}-bit prime")
+        return acc % P
+
+    def image(self, e: ExpElement):
+        """num(τ^(L*/L))/den(τ^(L*/L)) in F_p; BadReduction if the denominator vanishes."""
+        if self.L % e.L:
+            raise ValueError(f"element over L={e.L} does not embed in L*={self.L}")
+        P = self.field.p
+        t = pow(int(self.tau), self.L // e.L, P)
+        den = self._value(e.den, t)
+        if den == 0:
+            raise BadReduction(f"an answer's denominator vanishes modulo the "
+                               f"{P.bit_length()}-bit prime")
+        return self.field.ctx(self._value(e.num, t) * pow(den, -1, P))
+
+    def dlog(self, z, window: int):
+        """k with τ^k = z and |k| ≤ window, or None (DESIGN §2: bounded discrete log)."""
+        if z.is_zero():
+            return None
+        order = self.field.p - 1
+        k = int(self.tau.discrete_log(z)) % order
+        if k > order // 2:
+            k -= order
+        return k if abs(k) <= window and self.tau ** k == z else None

@@ -1,0 +1,111 @@
+"""Where a learner's field operations run (DESIGN §2): the fast exact engine (modular images
+of Q(t), then exact lifting) or the real engine (mp / float directly).
+
+An engine turns oracle answers into field elements (``sample``), rational constants into
+field elements (``constant``), and field results back into backend scalars: ``score`` for a
+pole z = e^{score}, ``scalar`` for a residue or constant.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from math import lcm
+
+from ..arith.expfield import ExpElement
+from ..arith.modular import BadReduction, ModularImage, PrimeField, random_prime
+from ..errors import NotAttention
+from ..interpolation import RealField
+
+__all__ = ["ModularEngine", "RealEngine", "make_engine"]
+
+
+class ModularEngine:
+    """Q(t) → F_p, t_{L*} ↦ τ; poles read back by a bounded discrete log, residues by rational
+    reconstruction (DESIGN §2 fast exact).  The caller certifies the result exactly."""
+
+    def __init__(self, answers, bits: int, rng: random.Random):
+        elems = [a for a in answers if isinstance(a, ExpElement)]
+        self.L = 1
+        for e in elems:
+            self.L = lcm(self.L, e.L)
+        # every exponent k of a pole t^k is bounded by the degree spans of the answers
+        self.window = max((_span(e, self.L) for e in elems), default=0) + 1
+        self.bits = bits
+        p, factors = random_prime(bits, rng)
+        self.field = PrimeField(p)
+        self.image = ModularImage(self.field, self.L, rng, factors)
+        self.degree_total = sum(_span(e, self.L) for e in elems)
+
+    def sample(self, answer):
+        if not isinstance(answer, ExpElement):
+            raise TypeError("the exact engine needs ExpElement answers")
+        return self.image.image(answer)
+
+    def constant(self, q: Fraction):
+        return self.field.ctx(q.numerator) / self.field.ctx(q.denominator)
+
+    def score(self, z) -> Fraction:
+        """log z for z = τ^k: k/L* exactly, or NotAttention if z is no power of τ in the window."""
+        k = self.image.dlog(z, self.window)
+        if k is None:
+            raise NotAttention(
+                f"a pole is not e^(k/{self.L}) for any |k| ≤ {self.window} (the answers' "
+                f"exponent span): not attention on these rational queries", L=self.L)
+        return Fraction(k, self.L)
+
+    def scalar(self, c) -> Fraction:
+        f = self.field.lift(c)
+        if f is None:
+            raise BadReduction(f"rational reconstruction failed at {self.bits} bits")
+        return f
+
+    @property
+    def failure_bound(self):
+        """Number of bad τ over the field size, as a Fraction: every F_p quantity relied on is
+        the image of a nonzero element of Q(t) whose degree is counted in degree_total
+        (times the interpolation size); a bad τ only triggers a retry, never a wrong
+        certified answer."""
+        return Fraction(max(1, self.degree_total) * 4, self.field.p)
+
+    def describe(self):
+        return {"engine": "modular", "prime_bits": self.field.p.bit_length(), "L": self.L,
+                "dlog_window": self.window, "failure_bound": str(self.failure_bound)}
+
+
+def _span(e: ExpElement, L: int) -> int:
+    return (L // e.L) * e.exponent_span()
+
+
+class RealEngine:
+    """mp / float: the answers are already field elements (DESIGN §2 mp, float)."""
+
+    def __init__(self, backend, tolerance=None):
+        self.backend = backend
+        self.field = RealField(backend, tolerance)
+
+    def sample(self, answer):
+        return answer
+
+    def constant(self, q):
+        return self.backend.scalar(q)
+
+    def score(self, z):
+        if z <= 0:
+            raise NotAttention(f"a pole z = {z} is not positive, so not e^score",
+                               pole=str(z))
+        return self.backend.log(z)
+
+    def scalar(self, c):
+        return c
+
+    def describe(self):
+        return {"engine": self.backend.name, "tolerance": str(self.field.tolerance)}
+
+
+def make_engine(backend, answers, rng, bits=127):
+    if backend.name == "exact":
+        return ModularEngine(answers, bits, rng)
+    if backend.name == "mp":
+        return RealEngine(backend, backend.ctx.mpf(10) ** (-(backend.dps // 2)))
+    return RealEngine(backend, 1e-7)

@@ -180,7 +180,13 @@ def _as_element(be: Backend, raw):
 
 
 def as_oracle(oracle, dim: int, backend="exact", dps=None) -> Oracle:
-    """The learners' entry: an Oracle as is (its backend must match), or wrap a callable."""
+    """The learners' entry: an Oracle as is (its backend must match), or wrap a callable.
+    ``backend=None`` means the Oracle's own backend (exact for a plain callable)."""
+    if backend is None:
+        if isinstance(oracle, Oracle):
+            backend, dps = oracle.backend, None
+        else:
+            backend = "exact" if dps is None else "mp"
     if isinstance(oracle, Oracle):
         be = get_backend(backend, dps)
         if oracle.backend.name != be.name:

@@ -80,7 +80,7 @@ def terms(p):
 
 
 def _low(p) -> int:
-    return int(min(m[0] for m in p.monoms()))
+    return int(p.monomial(len(p) - 1)[0])  # terms are stored by decreasing exponent
 
 
 def _high(p) -> int:
@@ -190,8 +190,8 @@ class ExpElement:
 
     def exponent_span(self) -> int:
         """Largest exponent minus smallest over numerator and denominator (0 for constants)."""
-        exps = [e for p in (self.num, self.den) if not p.is_zero() for e, _ in terms(p)]
-        return max(exps) - min(exps) if exps else 0
+        polys = [p for p in (self.num, self.den) if not p.is_zero()]
+        return max(_high(p) for p in polys) - min(_low(p) for p in polys)
 
     # ----------------------------------------------------------------- arithmetic
     @staticmethod

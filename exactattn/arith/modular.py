@@ -118,21 +118,42 @@ class ModularImage:
             if all(not (tau ** ((p - 1) // q)).is_one() for q in factors):
                 break
         self.tau = tau
+        self._B, self._baby, self._giant, self._capacity = 1, [1], [1], 0
 
-    def _value(self, poly, t: int) -> int:
-        """Σ c_k t^k mod p for a sparse polynomial with rational c_k (Python ints: the
-        exponents are walked in increasing order so each step is a short power)."""
+    def power(self, K: int) -> int:
+        """τ^K mod p for 0 ≤ K, from two tables (baby steps τ^lo, giant steps τ^(hi·B)):
+        one multiplication instead of a modular exponentiation per term."""
+        if K >= self._capacity:
+            self._build_tables(max(K + 1, 2 * self._capacity))
+        hi, lo = divmod(K, self._B)
+        return self._baby[lo] * self._giant[hi] % self.field.p
+
+    def _build_tables(self, capacity: int):
         P = self.field.p
-        acc, prev, power = 0, 0, 1
-        for (k,), c in sorted(zip(poly.monoms(), poly.coeffs())):
-            k = int(k)
-            power = power * pow(t, k - prev, P) % P
-            prev = k
+        B = 1
+        while B * B < capacity:
+            B *= 2
+        tau = int(self.tau)
+        baby = [1] * B
+        for i in range(1, B):
+            baby[i] = baby[i - 1] * tau % P
+        step = baby[B - 1] * tau % P
+        giant = [1] * (capacity // B + 1)
+        for i in range(1, len(giant)):
+            giant[i] = giant[i - 1] * step % P
+        self._B, self._baby, self._giant, self._capacity = B, baby, giant, B * len(giant)
+
+    def _value(self, poly, scale: int) -> int:
+        """Σ c_k τ^(scale·k) mod p for a sparse polynomial with rational c_k."""
+        P = self.field.p
+        acc = 0
+        power = self.power
+        for (k,), c in zip(poly.monoms(), poly.coeffs()):
             q = int(c.q)
             if q == 1:
-                acc += int(c.p) * power
+                acc += int(c.p) * power(scale * int(k))
             elif q % P:
-                acc += int(c.p) * power * pow(q, -1, P)
+                acc += int(c.p) * power(scale * int(k)) * pow(q, -1, P)
             else:
                 raise BadReduction(f"a coefficient's denominator is divisible by the "
                                    f"{P.bit_length()}-bit prime")
@@ -143,12 +164,12 @@ class ModularImage:
         if self.L % e.L:
             raise ValueError(f"element over L={e.L} does not embed in L*={self.L}")
         P = self.field.p
-        t = pow(int(self.tau), self.L // e.L, P)
-        den = self._value(e.den, t)
+        scale = self.L // e.L
+        den = self._value(e.den, scale)
         if den == 0:
             raise BadReduction(f"an answer's denominator vanishes modulo the "
                                f"{P.bit_length()}-bit prime")
-        return self.field.ctx(self._value(e.num, t) * pow(den, -1, P))
+        return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
 
     def dlog(self, z, window: int):
         """k with τ^k = z and |k| ≤ window, or None (DESIGN §2: bounded discrete log)."""

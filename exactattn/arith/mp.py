@@ -12,6 +12,7 @@ from fractions import Fraction
 import numbers
 
 import mpmath
+from mpmath.ctx_mp_python import _mpf
 
 from ..errors import SingularSystem
 from ..numbers import to_rational
@@ -39,7 +40,9 @@ class MPBackend(Backend):
         ctx = self.ctx
         if isinstance(x, ctx.mpf):
             return x
-        if isinstance(x, mpmath.mpf):  # from another context
+        if isinstance(x, _mpf) or hasattr(x, "_mpf_"):
+            # an mpf of another context (global mp or another backend), or a sympy Float:
+            # convert directly; going through float would keep 53 bits only
             return ctx.mpf(x)
         if isinstance(x, bool):
             raise TypeError(f"{where}: {x!r} is a bool, not a number")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import random
 import time
 
-from ..arith import get_backend
 from ..arith.modular import BadReduction
 from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, InvisibleHead,
                       LearningFailure, NotAttention, SingularBasis, SingularSystem)
@@ -222,14 +221,15 @@ def _certify(model, oracle_backend, transcript, be):
 
 
 # ---------------------------------------------------------------------- public API
-def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend="exact", dps=None,
+def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; DESIGN §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
 
     ``oracle`` is an :class:`~exactattn.Oracle` or any callable on a list of token vectors
-    (answers taken as numbers of the chosen backend).  Query vectors: integer box
+    (answers taken as numbers of the chosen backend; ``backend=None`` means the Oracle's
+    own backend, or exact for a plain callable).  Query vectors: integer box
     {−box…box}^d on the exact backend (default box = 1000), standard Gaussian otherwise.
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a
     named :class:`LearningFailure` when the answer cannot be certified.
@@ -237,13 +237,13 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend="exact",
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     H0 = _head_bound(heads, heads_bound)
-    be = get_backend(backend, dps)
+    orc = as_oracle(oracle, dim, backend, dps)
+    be = orc.backend
     if be.name == "symbolic":
         raise ValueError("the multi-head learner runs on the exact, mp or float backend")
     box = DEFAULT_BOX if box is None else box
-    if be.name == "exact" and (not isinstance(box, int) or box < 1):
+    if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
-    orc = as_oracle(oracle, dim, be.name, getattr(be, "dps", None) if be.name == "mp" else None)
     rng = random.Random(seed)
     start, start_queries = time.perf_counter(), orc.queries
     failures = []

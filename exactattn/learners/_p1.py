@@ -55,7 +55,9 @@ class Session:
         self.dim = check_dim(dim)
         self.oracle = as_oracle(oracle, self.dim, backend, dps)
         # the learner computes at its own precision when one is asked for explicitly
-        self.be = self.oracle.backend if dps is None else get_backend(backend, dps)
+        own = self.oracle.backend
+        self.be = own if dps is None or getattr(own, "dps", None) == dps \
+            else get_backend(backend, dps)
         self.transcript: list = []
         self.max_length = 0
 

@@ -17,7 +17,10 @@ query; we then spend up to 2r more on spot checks M_{r,r+i}, M_{r+i,r} (i = 1 �
 whose Schur complements must vanish too — an accidental zero pivot (rank > r but a
 non-generic A, B) is then caught and reported as SingularBasis.  Extra queries:
 1 + 2·min(r, d−1−r) ≤ 2r + 1 (none when r = d).  ``rank_bound`` caps the search: a nonzero
-pivot beyond it raises NotAttention.
+pivot beyond it raises NotAttention.  Within that budget r = 0 gets no spot check: a nonzero W
+is then taken for 0 only if a_1ᵀWb_1 = 0, which has probability ≤ 2/|S| (Schwartz–Zippel)
+over the probe entries S = ±1..±entries (|S| = 2000 by default); the certificate states the
+bound for every r.
 
 **Checks.**  Exact zero tests on the exact backend (no floats anywhere, including pivots);
 mp/float compare pivots with the backend tolerance times the largest measured |M_kl|.  The

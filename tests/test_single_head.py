@@ -111,3 +111,12 @@ def test_bad_input():
         learn_single_head(ea.Oracle(ea.random_head(2, seed=0)), 2, backend="mp")
     with pytest.raises(TypeError):
         learn_single_head(ea.random_head(2, seed=0), 2)
+
+
+def test_backend_defaults_to_the_oracles_and_mixed_precision():
+    real = ea.random_head(3, seed=2, kind="real")
+    res = learn_single_head(ea.Oracle(real, backend="float"), 3)
+    assert res.backend == "float"
+    # answers at 30 digits, learner at 60: checks use the coarser tolerance
+    res = learn_single_head(ea.Oracle(real, backend="mp", dps=30), 3, dps=60)
+    assert parameter_error(real, res.heads, dps=60) < 1e-25

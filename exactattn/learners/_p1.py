@@ -51,19 +51,26 @@ class Session:
     (the wrapped Oracle may have been used before), answers are converted to the learner's
     backend."""
 
-    def __init__(self, oracle, dim: int, backend="exact", dps=None):
+    def __init__(self, oracle, dim: int, backend=None, dps=None):
         self.dim = check_dim(dim)
+        # backend=None: the Oracle's own backend (exact for a plain callable), as in as_oracle
         self.oracle = as_oracle(oracle, self.dim, backend, dps)
         # the learner computes at its own precision when one is asked for explicitly
         own = self.oracle.backend
         self.be = own if dps is None or getattr(own, "dps", None) == dps \
-            else get_backend(backend, dps)
+            else get_backend(own.name, dps)
         self.transcript: list = []
         self.max_length = 0
 
     @property
     def exact(self) -> bool:
         return self.be.name == "exact"
+
+    @property
+    def tolerance(self):
+        """mp/float: the coarser of the learner's and the oracle's zero-test tolerances (the
+        answers are no more precise than the oracle computed them)."""
+        return max(self.be.tolerance, self.be.scalar(self.oracle.backend.tolerance))
 
     @property
     def queries(self) -> int:
@@ -91,7 +98,7 @@ class Session:
         """Exact zero test on the exact backend; |x| ≤ tolerance on mp/float."""
         if self.exact:
             return x == 0
-        return abs(x) <= self.be.tolerance
+        return abs(x) <= self.tolerance
 
     def rational_answer(self, y, where: str):
         """An answer that must be a real number (a length-1 query): exact rationals stay exact."""
@@ -164,7 +171,7 @@ def certify(s: Session, heads, tol=None) -> int:
     on the exact backend, within `tol`·(1+|y|) on mp/float.  Returns the number of answers
     checked; raises CertificationFailed naming the first answer that disagrees."""
     model = MultiHeadAttention([AttentionHead(W, v) for W, v in heads])
-    tol = s.be.tolerance if tol is None and not s.exact else tol
+    tol = s.tolerance if tol is None and not s.exact else tol
     for n, (tokens, y) in enumerate(s.transcript):
         if not _agrees(s, model, tokens, y, tol):
             raise CertificationFailed(f"the recovered head does not reproduce answer {n} of "
@@ -181,7 +188,7 @@ def holdout_check(s: Session, heads, count: int, rng: random.Random, tol=None) -
     if count < 0:
         raise ValueError(f"holdout must be ≥ 0, got {count}")
     model = MultiHeadAttention([AttentionHead(W, v) for W, v in heads])
-    tol = s.be.tolerance if tol is None and not s.exact else tol
+    tol = s.tolerance if tol is None and not s.exact else tol
     for n in range(count):
         tokens = [[rng.randint(-2, 2) for _ in range(s.dim)] for _ in range(2)]
         y = s.ask(tokens)

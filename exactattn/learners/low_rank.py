@@ -113,7 +113,7 @@ class _Measurements:
     def is_zero(self, x) -> bool:
         if self.s.exact:
             return x == 0
-        return abs(x) <= self.s.be.tolerance * max(1, self.scale())
+        return abs(x) <= self.s.tolerance * max(1, self.scale())
 
 
 def _schur(s: Session, M, r: int, i: int, j: int):
@@ -175,13 +175,14 @@ def _unbase(s: Session, A, B, Mfull):
     return s.be.transpose(Wt)
 
 
-def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend="exact", dps=None,
+def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
                    seed=None, entries=1000, probe_scale=None):
     """Learn a single head whose W has rank r (DESIGN §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 
     With ``rank`` given: exactly d + r(2d − r) queries of length ≤ 2.  Otherwise the rank is
-    revealed (≤ 2r + 1 extra queries), capped by ``rank_bound`` if given.  ``seed`` seeds the
+    revealed (≤ 2r + 1 extra queries), capped by ``rank_bound`` if given.  ``backend=None``
+    means the Oracle's own backend (exact for a plain callable).  ``seed`` seeds the
     bases; ``entries`` bounds their integer entries; ``probe_scale`` multiplies them (default 1
     on exact, 1/(entries·⌈√d⌉) on mp/float so that the scores stay O(‖W‖) and σ is not
     rounded to 1).  Single head only (multi-head low rank is not covered).

@@ -120,3 +120,20 @@ def test_backend_defaults_to_the_oracles_and_mixed_precision():
     # answers at 30 digits, learner at 60: checks use the coarser tolerance
     res = learn_single_head(ea.Oracle(real, backend="mp", dps=30), 3, dps=60)
     assert parameter_error(real, res.heads, dps=60) < 1e-25
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_q = st.fractions(min_value=-2, max_value=2, max_denominator=4)
+
+
+@given(st.integers(1, 3).flatmap(lambda d: st.tuples(
+    st.lists(st.lists(_q, min_size=d, max_size=d), min_size=d, max_size=d),
+    st.lists(_q, min_size=d, max_size=d).filter(lambda v: any(v)))))
+def test_any_rational_head_with_nonzero_v_is_recovered_exactly(Wv):
+    W, v = Wv
+    head = ea.AttentionHead(W, v)          # v may have zero entries: probes e_k + s·e_p
+    res = learn_single_head(ea.Oracle(head), len(v))
+    assert res.queries == len(v) ** 2 + len(v)
+    assert [list(r) for r in res.heads[0][0]] == [list(r) for r in head.W]
+    assert list(res.heads[0][1]) == list(head.v)

@@ -19,7 +19,7 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _tokens(data, backend):
+def _tokens(data, be):
     from ..numbers import parse_rational
     if not isinstance(data, list) or not all(isinstance(t, list) for t in data):
         raise ValueError("query JSON must be a list of token vectors (a list of lists)")
@@ -28,13 +28,27 @@ def _tokens(data, backend):
         row = []
         for i, x in enumerate(tok):
             where = f"query token {n}, entry {i}"
-            if backend == "exact" or isinstance(x, str) and "/" in x:
+            if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+                raise TypeError(f"{where}: {x!r} is not a number")
+            if be.name == "exact" or isinstance(x, str) and "/" in x:
                 row.append(parse_rational(x, where) if not isinstance(x, float) else
                            _float_error(x, where))
+            elif isinstance(x, str):
+                row.append(_real(x, be, where))
             else:
-                row.append(x if not isinstance(x, str) else float(x))
+                row.append(x)
         out.append(row)
     return out
+
+
+def _real(text, be, where):
+    """A decimal string read at the backend's precision (not through float for mp)."""
+    try:
+        if be.name == "mp":
+            return be.ctx.mpf(text)
+        return float(text)
+    except (ValueError, TypeError):
+        raise ValueError(f"{where}: {text!r} is not a number") from None
 
 
 def _float_error(x, where):
@@ -47,7 +61,7 @@ def run(args):
     from ..models import model_from_json
     model = model_from_json(read_json(args.model, "model"))
     be = get_backend(args.backend, args.dps)
-    toks = _tokens(read_json(args.query, "query"), args.backend)
+    toks = _tokens(read_json(args.query, "query"), be)
     y = model(toks, be)
     approx = be.to_mpf(y, 30)
     import mpmath

@@ -3,8 +3,8 @@ queries of length ≤ 2H₀ + 1, by copy-count rational interpolation and matchi
 
 Steps (``learn_multi_head``):
 
-1. draw random bases U, X (exact: integer box {−b…b}^d, default b = 1000; mp/float: standard
-   Gaussian entries), refuse singular ones;
+1. draw random bases U, X (exact: integer box {−b…b}^d, default b = 1000; mp/float: Gaussian
+   entries of variance 1/d), refuse singular ones;
 2. ask the whole non-adaptive schedule (:mod:`.schedule`);
 3. interpolate each family in the engine's field (exact: F_p images, :mod:`.engines`):
    poles z_h → scores u_iᵀW_h x_j, residues → c_h = −v_h·u_i, constants → v;
@@ -52,11 +52,14 @@ def _head_bound(heads, heads_bound) -> int:
 
 
 def _draw_bases(rng, d, box, be):
-    """U, X with rows u_i, x_j: integer box {−box…box}^d (exact) or Gaussian (mp/float)."""
+    """U, X with rows u_i, x_j: integer box {−box…box}^d (exact) or Gaussian with variance
+    1/d (mp/float), which keeps scores uᵀWx of order ‖W‖_F/d: a pole z = e^score far from
+    1 sits far from the samples m = 0…2H₀ and makes the real interpolation ill-conditioned."""
     if be.name == "exact":
         draw = lambda: [rng.randint(-box, box) for _ in range(d)]  # noqa: E731
     else:
-        draw = lambda: [be.scalar(rng.gauss(0.0, 1.0)) for _ in range(d)]  # noqa: E731
+        sd = 1.0 / d ** 0.5
+        draw = lambda: [be.scalar(rng.gauss(0.0, sd)) for _ in range(d)]  # noqa: E731
     return [draw() for _ in range(d)], [draw() for _ in range(d)]
 
 
@@ -230,7 +233,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     ``oracle`` is an :class:`~exactattn.Oracle` or any callable on a list of token vectors
     (answers taken as numbers of the chosen backend; ``backend=None`` means the Oracle's
     own backend, or exact for a plain callable).  Query vectors: integer box
-    {−box…box}^d on the exact backend (default box = 1000), standard Gaussian otherwise.
+    {−box…box}^d on the exact backend (default box = 1000), Gaussian with variance 1/d
+    otherwise.
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a
     named :class:`LearningFailure` when the answer cannot be certified.
     """
@@ -251,6 +255,9 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         try:
             result = _attempt(orc, dim, H0, be, rng, box, certify)
         except LearningFailure as e:
+            if not be.exact and e.args and "precision" not in e.args[0]:
+                e.args = (e.args[0] + f" (on the {be.name} backend this can be loss of "
+                          "precision: raise dps or use the exact backend)",)
             failures.append({"attempt": attempt, "reason": e.reason, "message": str(e),
                              "queries": orc.queries - start_queries})
             if not resample or attempt == max_attempts:

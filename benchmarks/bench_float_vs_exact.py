@@ -1,0 +1,59 @@
+"""Where floating point breaks: max parameter error of the multi-head learner (P2 schedule,
+DESIGN §4.3) for H = 1…10 at d = 4 on float64, mp(dps=30), mp(dps=60) and exact.
+
+The same rational model is learned on every backend (rational parameters are valid real
+parameters); the exact backend's error is 0 by exact certification.  A backend whose
+answer cannot be formed (poles not real, matching impossible at its tolerance) prints the
+failure's name instead of an error.
+
+    python benchmarks/bench_float_vs_exact.py [--dim 4] [--max-heads 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import mpmath
+
+import exactattn as ea
+from exactattn.learners.compare import parameter_error
+from exactattn.learners.multi_head import learn_multi_head
+
+BACKENDS = [("float", None), ("mp", 30), ("mp", 60), ("exact", None)]
+
+
+def error_on(model, backend, dps, H, seed=0):
+    """Max parameter error (after matching heads) or the failure's reason."""
+    oracle = ea.Oracle(model, backend=backend, dps=dps)
+    try:
+        res = learn_multi_head(oracle, model.dim, heads=H, seed=seed, certify=backend == "exact")
+    except ea.LearningFailure as e:
+        return e.reason
+    if backend == "exact":
+        return 0 if res.model().head_set() == model.head_set() else "WRONG"
+    return parameter_error(model, res.heads)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dim", type=int, default=4)
+    ap.add_argument("--max-heads", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    names = [b if d is None else f"{b}({d})" for b, d in BACKENDS]
+    print(f"d = {args.dim}; max |parameter error| after matching heads")
+    print(f"{'H':>3} " + " ".join(f"{n:>18}" for n in names) + f" {'seconds':>8}")
+    for H in range(1, args.max_heads + 1):
+        model = ea.random_multi_head(args.dim, H, seed=args.seed + H)
+        start = time.perf_counter()
+        cells = []
+        for backend, dps in BACKENDS:
+            e = error_on(model, backend, dps, H, args.seed)
+            cells.append(e if isinstance(e, str) else mpmath.nstr(e, 3))
+        print(f"{H:>3} " + " ".join(f"{c:>18}" for c in cells)
+              + f" {time.perf_counter() - start:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -212,6 +212,39 @@ def test_reduced_and_unreduced_forms_are_equal(a, j, k, m):
     assert u + a == a * 2 and u * a == a * a
 
 
+@given(elements(), st.integers(-3, 3), st.integers(-3, 3), st.integers(1, 4),
+       nonzero_rationals, st.integers(-5, 5))
+def test_predicates_do_not_depend_on_the_representation(a, j, k, m, c, e):
+    u = unreduced_copy(a, j, k).lift(a.L * m)
+    assert u.is_rational() == a.is_rational()
+    assert u.monomial() == a.monomial()
+    if a.is_rational():
+        assert u.as_rational() == a.as_rational()
+    mono = c * ExpElement.t_power(e, a.L)
+    mu = unreduced_copy(mono, j, k).lift(a.L * m)
+    assert mu.monomial() == mono.monomial() and mu.monomial()[0] == c
+    if c > 0:
+        assert mu.log() == mono.log()
+
+
+def test_huge_exponents_stay_cheap():
+    # scores with denominators ~10^21 give exponents ~10^18: a gcd would take forever, so
+    # such elements stay unreduced; equality, sign, is_rational and monomial need no gcd
+    import time
+    start = time.perf_counter()
+    s1, s2 = Fraction(1, 1000), Fraction(1, 1000) + Fraction(1, 10 ** 21)
+    a = (1 + 2 * exp_rational(s1)) / (1 + exp_rational(s1))
+    b = (1 + 2 * exp_rational(s2)) / (1 + exp_rational(s2))   # increasing in s: b > a
+    d = b - a
+    assert d != 0 and d.sign() == 1 and a < b and not b <= a
+    assert not d.is_rational() and d.monomial() is None
+    assert (d * 0).is_rational() and (d - d) == 0
+    big = exp_rational(s2) * exp_rational(-s1)
+    assert big.monomial() == (1, 1) and big.log() == s2 - s1
+    assert len(str(d)) > 0
+    assert time.perf_counter() - start < 5
+
+
 @given(elements(), elements())
 def test_hash_consistent_with_equality(a, b):
     if a == b:

@@ -13,7 +13,8 @@ exponents that grow with the query entries, so a dense representation would not 
 are lifted to the least common multiple (t_old = t_new^(L_new/L_old)).
 
 Small arithmetic results are *reduced* (gcd removed, monic denominator, smallest L), a
-canonical form; large ones (more than SMALL_TERMS terms) and the models' fast evaluation
+canonical form; large ones (more than SMALL_TERMS terms, or exponents spanning more than
+REDUCE_SPAN) and the models' fast evaluation
 path stay unreduced, since a gcd of large sparse polynomials can cost seconds.  Equality
 never depends on reduction: it compares numerators over equal denominators or
 cross-multiplies.  Order and sign are decided by certified ball
@@ -42,6 +43,9 @@ _ZERO = R.from_dict({})
 #: elements whose numerator and denominator have at most this many terms are reduced
 #: (gcd) after every operation; larger ones stay unreduced (equality cross-multiplies).
 SMALL_TERMS = 48
+#: ... and whose exponent span is at most this: the gcd cost grows with the degree, not only
+#: with the number of terms (two 4-term elements with exponents ~10^10 take ~1 s, ~10^12 hang).
+REDUCE_SPAN = 1 << 16
 
 
 def as_fmpq(q) -> fmpq:
@@ -132,7 +136,8 @@ class ExpElement:
         """After an operation: reduce small elements fully, strip t-powers from large ones."""
         if self._reduced:
             return self
-        if len(self.num) <= SMALL_TERMS and len(self.den) <= SMALL_TERMS:
+        if len(self.num) <= SMALL_TERMS and len(self.den) <= SMALL_TERMS \
+                and self.exponent_span() <= REDUCE_SPAN:
             return self.reduce()
         k = min(_low(self.num), _low(self.den))
         if k:
@@ -296,26 +301,44 @@ class ExpElement:
         return hash((str(r.num), str(r.den), r.L))
 
     def is_rational(self) -> bool:
-        """True when the element lies in Q (no t-dependence)."""
-        r = self.reduce()
-        return _high(r.num) <= 0 and _high(r.den) == 0
+        """True when the element lies in Q (no t-dependence): num = c·den with
+        c = lc(num)/lc(den).  No gcd, so it is cheap even for huge exponents."""
+        if self.num.is_zero():
+            return True
+        return self.num * self.den.leading_coefficient() == \
+            self.den * self.num.leading_coefficient()
 
     def as_rational(self) -> Fraction:
         if not self.is_rational():
             raise ValueError(f"{self} is not a rational number")
-        r = self.reduce()
-        c = (r.num.coeffs()[0] if not r.num.is_zero() else fmpq(0)) / r.den.coeffs()[0]
+        if self.num.is_zero():
+            return Fraction(0)
+        c = self.num.leading_coefficient() / self.den.leading_coefficient()
         return Fraction(int(c.p), int(c.q))
 
+    def _monomial_raw(self):
+        """(c, k) with self = c·t^k over self.L (not reduced), or None; no gcd.
+
+        With num = t^a·n', den = t^b·d' (t ∤ n', d'), self is a monomial iff n' = c·d'."""
+        if self.num.is_zero():
+            return None
+        a, b = _low(self.num), _low(self.den)
+        n = poly({e - a: c for e, c in terms(self.num)}) if a else self.num
+        d = poly({e - b: c for e, c in terms(self.den)}) if b else self.den
+        c = n.leading_coefficient() / d.leading_coefficient()
+        if len(n) != len(d) or n != d * c:
+            return None
+        return Fraction(int(c.p), int(c.q)), a - b
+
     def monomial(self):
-        """(c, k) with self = c·t^k, or None when self is not a monomial."""
-        r = self.reduce()
-        if r.num.is_zero():
+        """(c, k) with self = c·t^k, t = e^{1/L} for the reduced L (``self.reduce().L``),
+        or None when self is not a monomial.  Decided without a gcd."""
+        raw = self._monomial_raw()
+        if raw is None:
             return None
-        if not (_is_monomial(r.den) and _is_monomial(r.num)):
-            return None
-        c = r.num.leading_coefficient() / r.den.leading_coefficient()
-        return Fraction(int(c.p), int(c.q)), _high(r.num) - _high(r.den)
+        c, k = raw
+        g = gcd(k, self.L)  # the reduced form of c·t^k over L is c·t^(k/g) over L/g
+        return c, k // g
 
     # ----------------------------------------------------------------- exp / log
     def log(self):
@@ -324,13 +347,13 @@ class ExpElement:
         Returns a Fraction when c = 1; a sympy expression k/L + log(c) when c > 0;
         raises ValueError for elements that are not positive monomials c·t^k.
         """
-        mono = self.monomial()
+        mono = self._monomial_raw()
         if mono is None:
             raise ValueError(f"log is exact only for monomials c·t^k; {self} is not one")
         c, k = mono
         if c <= 0:
             raise ValueError(f"log of a non-positive element {self}")
-        score = Fraction(k, self.reduce().L)
+        score = Fraction(k, self.L)
         if c == 1:
             return score
         import sympy
@@ -398,7 +421,8 @@ class ExpElement:
         return f"ExpElement({self})"
 
     def __str__(self):
-        r = self.reduce() if len(self.num) + len(self.den) <= 4 * SMALL_TERMS else self
+        r = self.reduce() if len(self.num) + len(self.den) <= 4 * SMALL_TERMS \
+            and self.exponent_span() <= REDUCE_SPAN else self
         var = "t" if r.L > 1 else "e"
         num = _show(r.num, var)
         body = num if r.den.is_one() else f"({num})/({_show(r.den, var)})"

@@ -276,7 +276,10 @@ def model_to_json(model) -> str:
 
 def model_from_json(text_or_dict) -> MultiHeadAttention:
     """Inverse of :func:`model_to_json`; never evaluates text."""
-    data = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+    try:
+        data = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+    except json.JSONDecodeError as e:
+        raise ValueError(f"model JSON is not valid JSON ({e})") from None
     if not isinstance(data, dict) or "heads" not in data:
         raise ValueError("model JSON must be an object with a 'heads' list")
     kind = data.get("entries", "rational")

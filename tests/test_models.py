@@ -220,7 +220,7 @@ def test_load_model_from_file(tmp_path):
     ('{"entries": "complex", "heads": []}', ValueError, "entries"),
     ('{"entries": "real", "heads": [{"W": [["x"]], "v": ["1"]}]}', ValueError, "not a real"),
     ('{"entries": "real", "heads": [{"W": [[1.5]], "v": ["1"]}]}', TypeError, "strings"),
-    ("{not json", ValueError, ""),
+    ("{not json", ValueError, "not valid JSON"),
 ])
 def test_bad_json_errors(text, err, match):
     with pytest.raises(err, match=match):

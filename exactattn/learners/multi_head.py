@@ -208,12 +208,17 @@ def _recover(schedule, answers, engine, be, H0, close):
 
 
 # ---------------------------------------------------------------------- certification
-def _certify(model, oracle_backend, transcript, be):
+def _silent(stage, done, total):
+    pass
+
+
+def _certify(model, transcript, be, progress=_silent):
     """Exact: the recovered model reproduces every transcript answer in Q(t)."""
     if be.name == "exact":
         for n, (tokens, answer) in enumerate(transcript):
             if model(tokens, be) != answer:
                 return {"certified": False, "first_mismatch": n}
+            progress("certification", n + 1, len(transcript))
         return {"certified": True, "method": "exact evaluation in Q(t) of every transcript query",
                 "answers_checked": len(transcript)}
     worst = 0
@@ -225,7 +230,8 @@ def _certify(model, oracle_backend, transcript, be):
 
 # ---------------------------------------------------------------------- public API
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
-                     seed=None, resample=False, max_attempts=5, box=None, certify=True):
+                     seed=None, resample=False, max_attempts=5, box=None, certify=True,
+                     progress=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; DESIGN §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -236,7 +242,9 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     {−box…box}^d on the exact backend (default box = 1000), Gaussian with variance 1/d
     otherwise.
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a
-    named :class:`LearningFailure` when the answer cannot be certified.
+    named :class:`LearningFailure` when the answer cannot be certified.  ``progress``, if
+    given, is called as ``progress(stage, done, total)`` with stage "queries" or
+    "certification".
     """
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
@@ -253,7 +261,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     failures = []
     for attempt in range(1, max_attempts + 1):
         try:
-            result = _attempt(orc, dim, H0, be, rng, box, certify)
+            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent)
         except LearningFailure as e:
             if not be.exact and e.args and "precision" not in e.args[0]:
                 e.args = (e.args[0] + f" (on the {be.name} backend this can be loss of "
@@ -276,13 +284,16 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         return result
 
 
-def _attempt(orc, d, H0, be, rng, box, certify):
+def _attempt(orc, d, H0, be, rng, box, certify, progress):
     U, X = _draw_bases(rng, d, box, be)
     _check_bases(be, U, X)
     schedule = Schedule(U, X, H0)
     first = len(orc.transcript)
     queries = list(schedule.queries())
-    answers = [orc(q) for q in queries]
+    answers = []
+    for q in queries:
+        answers.append(orc(q))
+        progress("queries", len(answers), len(queries))
     transcript = orc.transcript[first:] if orc.record else None
     close = _Close(be)
     engine_rng = random.Random(rng.getrandbits(64))
@@ -299,7 +310,7 @@ def _attempt(orc, d, H0, be, rng, box, certify):
             break
         if transcript is None:
             raise ValueError("certification needs the oracle's transcript (record=True)")
-        cert = _certify(model, orc.backend, transcript, be)
+        cert = _certify(model, transcript, be, progress)
         cert.update(engine.describe())
         if cert["certified"] is False:
             continue  # a modular mishap: retry with a larger prime, no new queries

@@ -24,7 +24,7 @@ class ModularEngine:
     """Q(t) → F_p, t_{L*} ↦ τ; poles read back by a bounded discrete log, residues by rational
     reconstruction (DESIGN §2 fast exact).  The caller certifies the result exactly."""
 
-    def __init__(self, answers, bits: int, rng: random.Random):
+    def __init__(self, answers, bits: int, rng: random.Random, samples_per_family: int = 3):
         elems = [a for a in answers if isinstance(a, ExpElement)]
         self.L = 1
         for e in elems:
@@ -36,6 +36,7 @@ class ModularEngine:
         self.field = PrimeField(p)
         self.image = ModularImage(self.field, self.L, rng, factors)
         self.degree_total = sum(_span(e, self.L) for e in elems)
+        self.samples_per_family = samples_per_family
 
     def sample(self, answer):
         if not isinstance(answer, ExpElement):
@@ -62,11 +63,15 @@ class ModularEngine:
 
     @property
     def failure_bound(self):
-        """Number of bad τ over the field size, as a Fraction: every F_p quantity relied on is
-        the image of a nonzero element of Q(t) whose degree is counted in degree_total
-        (times the interpolation size); a bad τ only triggers a retry, never a wrong
-        certified answer."""
-        return Fraction(max(1, self.degree_total) * 4, self.field.p)
+        """A union bound on Pr[τ is unlucky], as a Fraction D/p.  The F_p computation relies
+        on the images of finitely many nonzero elements of Q(t) being nonzero: the answers'
+        denominators, the pivots of each family's interpolation system (determinants of
+        size ≤ 2H₀+1 in the samples) and the differences of distinct poles.  Each has a
+        numerator of degree ≤ (2H₀+2)·S, S the sum of the answers' exponent spans, and a
+        polynomial of degree D has ≤ D roots among the p choices of τ.  (A prime dividing
+        a rational denominator is not counted: it raises BadReduction.)  An unlucky τ can
+        only cause a retry or a failed certification, never a wrong certified answer."""
+        return Fraction(max(1, self.degree_total) * (self.samples_per_family + 1), self.field.p)
 
     def describe(self):
         return {"engine": "modular", "prime_bits": self.field.p.bit_length(), "L": self.L,
@@ -103,9 +108,10 @@ class RealEngine:
         return {"engine": self.backend.name, "tolerance": str(self.field.tolerance)}
 
 
-def make_engine(backend, answers, rng, bits=127):
+def make_engine(backend, answers, rng, bits=127, samples_per_family=3):
+    """The engine for a backend: modular images for exact, the reals otherwise."""
     if backend.name == "exact":
-        return ModularEngine(answers, bits, rng)
+        return ModularEngine(answers, bits, rng, samples_per_family)
     if backend.name == "mp":
         return RealEngine(backend, backend.ctx.mpf(10) ** (-(backend.dps // 2)))
     return RealEngine(backend, 1e-7)

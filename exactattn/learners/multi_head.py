@@ -30,6 +30,7 @@ from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, In
 from ..interpolation import solve_family
 from ..models import AttentionHead, MultiHeadAttention
 from ..oracle import as_oracle
+from .engines import make_engine
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
@@ -299,8 +300,7 @@ def _attempt(orc, d, H0, be, rng, box, certify, progress):
     engine_rng = random.Random(rng.getrandbits(64))
     cert = None
     for bits in (_PRIME_BITS if be.name == "exact" else (None,)):
-        from .engines import make_engine
-        engine = make_engine(be, answers, engine_rng, bits or 127)
+        engine = make_engine(be, answers, engine_rng, bits or 127, 2 * H0 + 1)
         try:
             heads, v = _recover(schedule, answers, engine, be, H0, close)
         except BadReduction:

@@ -7,6 +7,7 @@ __all__ = [
     "ExactAttnError", "QueryError", "BudgetExceeded", "PeekError", "SingularSystem",
     "LearningFailure", "SingularBasis", "CollidingPoles", "InvisibleHead",
     "AmbiguousMatching", "NotAttention", "CertificationFailed", "NotIdentifiable",
+    "ConditionsNotMet",
 ]
 
 
@@ -74,3 +75,11 @@ class NotIdentifiable(LearningFailure):
     """The parameters are not determined by the function (e.g. W when v = 0)."""
 
     reason = "not-identifiable"
+
+
+class ConditionsNotMet(LearningFailure):
+    """An approximate-oracle guarantee does not apply: the answers or the noise level fall
+    outside the assumptions of P1 Thm 6.1 or of the P2 approximate-oracle bound (e.g. τ large
+    against the pole separation), so no error bound can be claimed for a result."""
+
+    reason = "conditions-not-met"

@@ -17,22 +17,9 @@ import time
 import mpmath
 
 import exactattn as ea
-from exactattn.learners.compare import parameter_error
-from exactattn.learners.multi_head import learn_multi_head
-
-BACKENDS = [("float", None), ("mp", 30), ("mp", 60), ("exact", None)]
-
-
-def error_on(model, backend, dps, H, seed=0):
-    """Max parameter error (after matching heads) or the failure's reason."""
-    oracle = ea.Oracle(model, backend=backend, dps=dps)
-    try:
-        res = learn_multi_head(oracle, model.dim, heads=H, seed=seed, certify=backend == "exact")
-    except ea.LearningFailure as e:
-        return e.reason
-    if backend == "exact":
-        return 0 if res.model().head_set() == model.head_set() else "WRONG"
-    return parameter_error(model, res.heads)
+from exactattn.experiments import FLOAT_VS_EXACT_BACKENDS as BACKENDS
+from exactattn.experiments import backend_label
+from exactattn.experiments import parameter_error_on as error_on
 
 
 def main():
@@ -41,7 +28,7 @@ def main():
     ap.add_argument("--max-heads", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    names = [b if d is None else f"{b}({d})" for b, d in BACKENDS]
+    names = [backend_label(b, d) for b, d in BACKENDS]
     print(f"d = {args.dim}; max |parameter error| after matching heads")
     print(f"{'H':>3} " + " ".join(f"{n:>18}" for n in names) + f" {'seconds':>8}")
     for H in range(1, args.max_heads + 1):

@@ -100,6 +100,13 @@ class AttentionHead:
     def __repr__(self):
         return f"AttentionHead(d={self.dim}, W={_short(self.W)}, v={_short(self.v)})"
 
+    def _repr_latex_(self):
+        """Notebook display: W and v as matrices (issue 8)."""
+        from .display import latex_heads
+        return latex_heads([(self.W, self.v)],
+                           r"&\text{head: } f(X) = \textstyle\sum_i \mathrm{softmax}"
+                           r"(X W x_N)_i\, v^{\top} x_i")
+
     def to_dict(self):
         return {"W": [[_fmt(x) for x in r] for r in self.W], "v": [_fmt(x) for x in self.v]}
 
@@ -170,7 +177,18 @@ class MultiHeadAttention:
         return hash(self.heads)
 
     def __repr__(self):
-        return f"MultiHeadAttention(d={self.dim}, H={len(self.heads)}, heads={list(self.heads)!r})"
+        shown = ", ".join(repr(h) for h in self.heads[:_REPR_HEADS])
+        more = len(self.heads) - _REPR_HEADS
+        if more > 0:
+            shown += f", ... ({more} more)"
+        return f"MultiHeadAttention(d={self.dim}, H={len(self.heads)}, heads=[{shown}])"
+
+    def _repr_latex_(self):
+        """Notebook display: every head's W_h and v_h as matrices (issue 8)."""
+        from .display import latex_heads
+        return latex_heads([(h.W, h.v) for h in self.heads],
+                           rf"&\text{{multi-head, }} d = {self.dim},\ H = {len(self.heads)}:"
+                           rf"\ F = \textstyle\sum_h f_{{W_h, v_h}}")
 
     def to_dict(self):
         kind = "rational" if self.is_rational else "real"
@@ -320,6 +338,13 @@ def load_model(path) -> MultiHeadAttention:
         return model_from_json(f.read())
 
 
+_REPR_HEADS = 4  # repr lists at most this many heads
+
+
 def _short(x, limit=60):
-    s = str([[_fmt(a) for a in r] for r in x] if x and isinstance(x[0], tuple) else [_fmt(a) for a in x])
+    """[[a, b], [c, d]] / [a, b] with entries unquoted, cut at ``limit`` characters."""
+    if x and isinstance(x[0], tuple):
+        s = "[" + ", ".join("[" + ", ".join(_fmt(a) for a in r) + "]" for r in x) + "]"
+    else:
+        s = "[" + ", ".join(_fmt(a) for a in x) + "]"
     return s if len(s) <= limit else s[: limit - 3] + "..."

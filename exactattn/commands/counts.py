@@ -6,8 +6,9 @@ maximum lengths beside P2's formulas 4Hd²−2H+1 and 2H+1 (DESIGN §7).  With
 from __future__ import annotations
 
 import json
-import time
 
+from ..experiments import measure_counts as measure  # noqa: F401  (also this module's API)
+from ..progress import track
 from ._common import int_range
 
 
@@ -19,43 +20,17 @@ def register(sub):
                    help="tell the learner only H0 = H + K (default 0: H known)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
-
-
-def measure(d: int, H: int, offset: int = 0, seed: int = 0) -> dict:
-    """One grid point: learn a random exact model with H heads through a counting oracle
-    (P2 count claim; DESIGN §4.3 schedule)."""
-    from ..errors import LearningFailure
-    from ..learners.multi_head import learn_multi_head
-    from ..learners.schedule import published_count, published_max_length
-    from ..models import random_multi_head
-    from ..oracle import Oracle
-    H0 = H + offset
-    model = random_multi_head(d, H, seed=seed * 1000 + 31 * d + H)
-    oracle = Oracle(model, backend="exact")
-    start = time.perf_counter()
-    row = {"dim": d, "heads": H, "heads_bound": H0 if offset else None,
-           "formula_queries": published_count(d, H0),
-           "formula_max_length": published_max_length(H0),
-           "p1_single_head": d * d + d, "dimension_floor": H * (d * d + d)}
-    try:
-        res = learn_multi_head(oracle, d, heads=None if offset else H,
-                               heads_bound=H0 if offset else None, seed=seed)
-        row.update(queries=res.queries, max_length=res.max_length,
-                   recovered=res.model().head_set() == model.head_set())
-    except LearningFailure as e:
-        row.update(queries=oracle.queries, max_length=oracle.max_length, recovered=False,
-                   error=e.reason)
-    row["seconds"] = round(time.perf_counter() - start, 4)
-    row["match"] = (row["queries"] == row["formula_queries"]
-                    and row["max_length"] == row["formula_max_length"] and row["recovered"])
-    return row
 
 
 def run(args):
     if args.bound_offset < 0:
         raise ValueError(f"--bound-offset must be ≥ 0, got {args.bound_offset}")
-    rows = [measure(d, H, args.bound_offset, args.seed) for d in args.dims for H in args.heads]
+    grid = [(d, H) for d in args.dims for H in args.heads]
+    rows = [measure(d, H, args.bound_offset, args.seed)
+            for d, H in track(grid, "counts", quiet=args.quiet, json=args.json,
+                              describe=lambda p: f"d={p[0]} H={p[1]}")]
     if args.json:
         print(json.dumps(rows, indent=1))
     else:

@@ -51,6 +51,7 @@ def register(sub):
     add_backend_args(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
 
 
@@ -91,7 +92,7 @@ def _model(a):
     return random_multi_head(a.dim, a.heads, seed=a.seed, kind=kind)
 
 
-def _learn(a, oracle):
+def _learn(a, oracle, progress=None):
     be = dict(backend=a.backend, dps=a.dps, seed=a.seed)
     if a.variant == "single-head":
         from ..learners.single_head import learn_single_head
@@ -105,8 +106,8 @@ def _learn(a, oracle):
     except ImportError as e:
         raise _Unavailable(f"the multi-head learner is not available: {e}") from None
     if a.heads_bound is not None:
-        return learn_multi_head(oracle, a.dim, heads_bound=a.heads_bound, **be)
-    return learn_multi_head(oracle, a.dim, heads=a.heads, **be)
+        return learn_multi_head(oracle, a.dim, heads_bound=a.heads_bound, progress=progress, **be)
+    return learn_multi_head(oracle, a.dim, heads=a.heads, progress=progress, **be)
 
 
 class _Unavailable(Exception):
@@ -119,6 +120,7 @@ def run(a):
     from ..learners.compare import default_tolerance, parameter_error
     from ..models import same_function
     from ..oracle import Oracle
+    from ..progress import Progress
     _check_args(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
     model = _model(a)
@@ -127,7 +129,8 @@ def run(a):
             "rank": a.rank, "backend": be.name, "dps": getattr(be, "dps", None), "seed": a.seed}
     start = time.perf_counter()
     try:
-        result = _learn(a, oracle)
+        with Progress(f"learn {a.variant}", quiet=a.quiet, json=a.json) as progress:
+            result = _learn(a, oracle, progress)
     except (LearningFailure, _Unavailable) as e:
         return _failed(a, base, e, oracle, time.perf_counter() - start)
     seconds = time.perf_counter() - start

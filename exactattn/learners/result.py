@@ -38,3 +38,13 @@ class LearnResult:
                 f"heads={len(self.heads)}, queries={self.queries}"
                 f"{'' if self.expected_queries is None else '/' + str(self.expected_queries)}, "
                 f"max_length={self.max_length}, certified={bool(self.certificate)})")
+
+    def _repr_markdown_(self):
+        """Notebook display: the accounting line and the recovered heads as matrices."""
+        from ..display import latex_heads
+        expected = "" if self.expected_queries is None else f" (expected {self.expected_queries})"
+        line = (f"**LearnResult** {self.algorithm} · d = {self.dim} · backend {self.backend} · "
+                f"{self.queries} queries{expected} · max length {self.max_length} · "
+                f"{'certified exactly' if self.certificate else 'not certified'}")
+        notes = "".join(f"\n- {n}" for n in self.notes)
+        return f"{line}\n{notes}\n\n{latex_heads(self.heads)}"

@@ -1,0 +1,113 @@
+"""`exactattn check [CLAIM ...] [--quick] [--json] [--out DIR]`: verify the papers' claims
+(DESIGN §5, §7).
+
+One line per claim (ok / FAIL, id, reference, sizes, time, certificate); exit status 0 only if
+every claim holds.  Each exact check's JSON certificate is re-verified in-process by the
+independent checker (:mod:`proofs_checks.verify`, standard library only) — a certificate it
+rejects makes the claim FAIL — and written to DIR (default ./certificates; ``--no-out`` to
+skip writing).  Unknown claim names exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+DEFAULT_OUT = "certificates"
+
+
+def register(sub):
+    p = sub.add_parser("check", help="verify the papers' claims (P1, P2) and write certificates",
+                       description="Run the named claims (default: all) and print one line per "
+                       "claim; exit status 0 only if every claim holds.")
+    p.add_argument("claims", nargs="*", metavar="CLAIM",
+                   help="claim ids such as P2-count (case-insensitive) or a prefix such as P2; "
+                        "default: every claim")
+    p.add_argument("--quick", action="store_true", help="small sizes (under a minute)")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
+                   help="directory for the JSON certificates (default: %(default)s)")
+    p.add_argument("--no-out", action="store_true", help="do not write certificates")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every finding")
+    p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.set_defaults(func=run)
+
+
+def select(names):
+    """Claims by id (case-insensitive) or id prefix ("P2"); UsageError for an unknown name."""
+    from proofs_checks import claims
+    from ..cli import UsageError
+    every = claims()
+    if not names:
+        return every
+    chosen = []
+    for name in names:
+        key = name.lower()
+        hits = [c for c in every if c.id.lower() == key] or \
+               [c for c in every if c.id.lower().startswith(key.rstrip("-") + "-")]
+        if not hits:
+            raise UsageError(f"unknown claim {name!r}; known claims: "
+                             f"{', '.join(c.id for c in every)}")
+        chosen += [c for c in hits if c not in chosen]
+    return chosen
+
+
+def certify(outcome, out_dir):
+    """Re-verify the outcome's certificate with the independent checker (after a JSON round
+    trip, exactly as a reader would see it) and write it; returns (path or None, error)."""
+    from proofs_checks.certificates import write_certificate
+    from proofs_checks.verify import Rejected, verify
+    cert = outcome.verdict.certificate
+    if cert is None:
+        return None, None
+    error = None
+    try:
+        verify(json.loads(json.dumps(cert, ensure_ascii=False)))
+    except Rejected as e:
+        error = str(e)
+    path = write_certificate(cert, out_dir) if out_dir else None
+    return path, error
+
+
+def run(args):
+    from proofs_checks import claims, run_claim
+    if args.list:
+        for c in claims():
+            print(f"{c.id:13} {c.reference:30} {c.statement}")
+        return 0
+    chosen = select(args.claims)
+    out_dir = None if args.no_out else args.out
+    rows, start = [], time.perf_counter()
+    for claim in chosen:
+        outcome = run_claim(claim, quick=args.quick)
+        path, error = certify(outcome, out_dir)
+        if error and outcome.verdict.holds:
+            outcome.verdict.fail(f"certificate rejected by the independent checker: {error}")
+        row = outcome.to_dict()
+        row.update({"certificate": path, "certificate_verified":
+                    None if outcome.verdict.certificate is None else error is None})
+        rows.append(row)
+        if not args.json:
+            _print_row(row, args.verbose)
+    total = time.perf_counter() - start
+    held = sum(r["status"] == "ok" for r in rows)
+    if args.json:
+        print(json.dumps(rows, indent=1, ensure_ascii=False))
+    else:
+        where = f"; certificates in {out_dir}/" if out_dir else ""
+        print(f"{held}/{len(rows)} claims hold ({'quick' if args.quick else 'full'} sizes, "
+              f"{total:.1f} s){where}")
+    sys.stdout.flush()
+    return 0 if held == len(rows) else 1
+
+
+def _print_row(row, verbose):
+    cert = {True: "cert ok", False: "cert REJECTED", None: "no cert"}[row["certificate_verified"]]
+    print(f"{row['status']:4}  {row['claim']:12}  {row['reference']:27}  {row['seconds']:5.1f} s  "
+          f"{cert:13}  {row['sizes']}")
+    lines = row["details"] + row["notes"] if verbose else \
+        [d for d in row["details"] if d.startswith(("FAILED", "error", "not checked"))]
+    for line in lines:
+        print(f"      {line}")
+    sys.stdout.flush()

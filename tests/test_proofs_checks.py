@@ -1,0 +1,248 @@
+"""proofs_checks: the claim registry, failing claims, certificates and the independent checker,
+and `exactattn check` (DESIGN §5, §7; issue 5)."""
+
+import ast
+import json
+import random
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import proofs_checks
+from exactattn.cli import main
+from proofs_checks import get_claim, run_claim, verify
+from proofs_checks.registry import Claim, Verdict
+
+CLAIM_IDS = ["P1-T4.1", "P1-T5.1", "P1-P7.1", "P2-rational", "P2-count", "P2-prob1",
+             "P2-canonical"]
+
+
+def needs_multi_head():
+    pytest.importorskip("exactattn.learners.multi_head")
+
+
+# ------------------------------------------------------------------ registry
+def test_registry_lists_every_claim_with_reference_statement_and_sizes():
+    claims = proofs_checks.claims()
+    assert [c.id for c in claims][:len(CLAIM_IDS)] == CLAIM_IDS
+    for c in claims:
+        assert c.reference and c.statement and set(c.sizes) == {"quick", "full"}
+        assert callable(c.run)
+
+
+def test_checker_knows_the_same_claims():
+    # the independent checker carries its own table; it must agree with the registry
+    for c in proofs_checks.claims():
+        ref, statement, _ = verify.CLAIMS[c.id]
+        assert (ref, statement) == (c.reference, c.statement)
+
+
+def test_unknown_claim_is_a_clear_error():
+    with pytest.raises(proofs_checks.UnknownClaim, match="known claims"):
+        get_claim("P9-nothing")
+
+
+def test_missing_learner_is_not_checked_and_fails():
+    claim = Claim("X-test", "nowhere", "needs a module that is not there",
+                  {"quick": {}, "full": {}}, lambda p: Verdict(True),
+                  needs=("exactattn.learners.no_such_learner",))
+    out = run_claim(claim)
+    assert out.status == "FAIL" and "not checked" in out.verdict.details[0]
+
+
+def test_a_crashing_claim_fails_with_its_error():
+    def boom(params):
+        raise ZeroDivisionError("on purpose")
+    out = run_claim(Claim("X-crash", "nowhere", "crashes", {"quick": {}, "full": {}}, boom))
+    assert out.status == "FAIL" and "ZeroDivisionError" in out.verdict.details[0]
+
+
+# ------------------------------------------------------------------ claims without learners
+@pytest.fixture(scope="module")
+def rational_cert():
+    verdict = get_claim("P2-rational").run({"H": [1, 2], "d": 2})
+    assert verdict.holds, verdict.details
+    cert = verdict.certificate
+    cert["size"], cert["holds"] = "quick", True
+    return json.loads(json.dumps(cert))
+
+
+def test_p2_rational_quick_holds_and_its_certificate_verifies(rational_cert):
+    findings = verify.verify(rational_cert)
+    assert any("determinant H=2" in f for f in findings)
+
+
+def test_p2_rational_determinant_is_the_closed_form():
+    from proofs_checks import p2_rational
+    det = p2_rational.interpolation_determinant(2)
+    assert det["closed_form_equal"] and det["independent_of_K"]
+    assert det["poly"].total_degree() == 6
+
+
+def test_injected_wrong_determinant_formula_fails(monkeypatch):
+    from proofs_checks import p2_rational
+    original = p2_rational.closed_form_determinant
+    monkeypatch.setattr(p2_rational, "closed_form_determinant",
+                        lambda H, z, c, one=1: 2 * original(H, z, c, one))
+    out = run_claim(get_claim("P2-rational"))
+    assert out.status == "FAIL"
+    assert any("closed form" in d for d in out.verdict.details if d.startswith("FAILED"))
+
+
+# ------------------------------------------------------------------ checker: tampering
+def _digit_positions(text, start):
+    return [i for i in range(start, len(text)) if text[i] in "0123456789"]
+
+
+def _tamper(text, i):
+    return text[:i] + str((int(text[i]) + 1) % 10) + text[i + 1:]
+
+
+def _rejected(text):
+    try:
+        cert = json.loads(text)
+    except json.JSONDecodeError:
+        return True
+    try:
+        verify.verify(cert)
+    except verify.Rejected:
+        return True
+    return False
+
+
+def test_tampered_certificate_is_rejected(rational_cert):
+    text = json.dumps(rational_cert, indent=1, ensure_ascii=False)
+    assert not _rejected(text)
+    body = text.index('"checks"')
+    positions = _digit_positions(text, body)
+    rng = random.Random(5)
+    sample = rng.sample(positions, 60)
+    accepted = [text[max(0, i - 40):i + 5] for i in sample if not _rejected(_tamper(text, i))]
+    assert not accepted, accepted
+
+
+def test_verify_command_exit_status(tmp_path, rational_cert):
+    good = tmp_path / "P2-rational.json"
+    good.write_text(json.dumps(rational_cert, indent=1))
+    bad = tmp_path / "tampered.json"
+    text = good.read_text()
+    i = _digit_positions(text, text.index('"value": "'))[0]    # a digit of a witness value
+    bad.write_text(_tamper(text, i))
+    run = lambda p: subprocess.run([sys.executable, "-m", "proofs_checks.verify", str(p)],  # noqa: E731
+                                   capture_output=True, text=True)
+    ok, rejected = run(good), run(bad)
+    assert ok.returncode == 0 and "accepted" in ok.stdout
+    assert rejected.returncode == 1 and "REJECTED" in rejected.stdout
+
+
+def test_checker_is_standard_library_only_and_never_evaluates():
+    src = Path(verify.__file__).read_text()
+    tree = ast.parse(src)
+    mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    mods |= {n.module.split(".")[0] for n in ast.walk(tree)
+             if isinstance(n, ast.ImportFrom) and n.module}
+    assert mods <= set(sys.stdlib_module_names) | {"__future__"}, mods
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    assert not calls & {"eval", "exec", "compile", "sympify", "__import__"}
+
+
+def test_checker_rejects_rationals_not_in_lowest_terms():
+    with pytest.raises(verify.Rejected):
+        verify.rat("2/4")
+    with pytest.raises(verify.Rejected):
+        verify.rat("1e3")
+    assert verify.rat("-3/7") == Fraction(-3, 7)
+
+
+# ------------------------------------------------------------------ genericity
+def test_bad_set_polynomials_are_nonzero_and_bounded():
+    from exactattn import genericity as G
+    from exactattn.models import random_multi_head
+    model = random_multi_head(1, 2, seed=3)
+    heads = [(h.W, h.v) for h in model.heads]
+    polys = G.bad_set_polynomials(heads, 1)
+    factors, _ = G.distinct_factors(polys)
+    D = G.total_degree(factors)
+    exact = G.exact_bad_probability(factors, 1)
+    assert exact == Fraction(5, 9) <= G.schwartz_zippel_bound(D, 1) == Fraction(2, 3)
+
+
+def test_bad_set_refuses_a_model_that_is_not_canonical():
+    from exactattn import genericity as G
+    W = [[Fraction(1, 2), 0], [0, 1]]
+    with pytest.raises(ValueError, match="not canonical"):
+        G.bad_set_polynomials([(W, [1, 1]), (W, [2, 0])], 2)
+
+
+# ------------------------------------------------------------------ claims with learners
+def test_injected_wrong_count_formula_fails(monkeypatch):
+    needs_multi_head()
+    from proofs_checks import p2_count
+    monkeypatch.setattr(p2_count, "published_count", lambda d, H0: 4 * H0 * d * d - 2 * H0 + 2)
+    out = run_claim(get_claim("P2-count"))
+    assert out.status == "FAIL"
+
+
+def test_injected_wrong_single_head_formula_fails(monkeypatch):
+    pytest.importorskip("exactattn.learners.single_head")
+    from proofs_checks import p1_t41
+    monkeypatch.setattr(p1_t41, "published_queries", lambda d: d * d + d + 1)
+    assert run_claim(get_claim("P1-T4.1")).status == "FAIL"
+
+
+def test_p2_count_certificate_rejects_a_changed_count():
+    needs_multi_head()
+    cert = run_claim(get_claim("P2-count")).verdict.certificate
+    verify.verify(json.loads(json.dumps(cert)))
+    count = next(c for c in cert["checks"] if c["kind"] == "count")
+    count["queries"] += 1
+    with pytest.raises(verify.Rejected, match="published"):
+        verify.verify(json.loads(json.dumps(cert)))
+
+
+def test_p2_prob1_certificate_rejects_a_hidden_silent_failure():
+    needs_multi_head()
+    params = {"d,H,box,trials": [[1, 2, 1, 30]], "seed": 0}
+    verdict = get_claim("P2-prob1").run(params)
+    assert verdict.holds, verdict.details
+    cert = json.loads(json.dumps(verdict.certificate))
+    cert["size"], cert["holds"] = "quick", True
+    verify.verify(cert)
+    trial = next(t for t in cert["checks"][0]["monte_carlo"]["trials"] if t["outcome"] == "recovered")
+    trial["recovered"][0]["v"][0] = "123"           # a wrong model recorded as recovered
+    with pytest.raises(verify.Rejected, match="silent wrong"):
+        verify.verify(cert)
+
+
+# ------------------------------------------------------------------ CLI
+def test_check_json_output_format(capsys):
+    code = main(["check", "P2-rational", "--quick", "--json", "--no-out"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0 and isinstance(rows, list) and len(rows) == 1
+    row = rows[0]
+    assert {"claim", "reference", "status"} <= set(row)
+    assert row["claim"] == "P2-rational" and row["status"] == "ok" and row["certificate_verified"]
+
+
+def test_check_unknown_claim_exits_2(capsys):
+    assert main(["check", "P9-bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown claim" in err and len(err.strip().splitlines()) == 1
+
+
+def test_check_quick_all_claims_pass_and_certificates_verify(tmp_path, capsys):
+    needs_multi_head()
+    pytest.importorskip("exactattn.learners.single_head")
+    pytest.importorskip("exactattn.learners.low_rank")
+    out = tmp_path / "certs"
+    code = main(["check", "--quick", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    lines = [ln for ln in text.splitlines() if ln[:4] in ("ok  ", "FAIL")]
+    assert len(lines) == len(CLAIM_IDS) and all(ln.startswith("ok") for ln in lines)
+    files = sorted(out.glob("*.json"))
+    assert len(files) == len(CLAIM_IDS)
+    assert verify.main(["-q"] + [str(f) for f in files]) == 0

@@ -16,10 +16,8 @@ import time
 
 import mpmath
 
-import exactattn as ea
 from exactattn.experiments import FLOAT_VS_EXACT_BACKENDS as BACKENDS
-from exactattn.experiments import backend_label
-from exactattn.experiments import parameter_error_on as error_on
+from exactattn.experiments import backend_label, float_vs_exact_row
 
 
 def main():
@@ -32,12 +30,9 @@ def main():
     print(f"d = {args.dim}; max |parameter error| after matching heads")
     print(f"{'H':>3} " + " ".join(f"{n:>18}" for n in names) + f" {'seconds':>8}")
     for H in range(1, args.max_heads + 1):
-        model = ea.random_multi_head(args.dim, H, seed=args.seed + H)
         start = time.perf_counter()
-        cells = []
-        for backend, dps in BACKENDS:
-            e = error_on(model, backend, dps, H, args.seed)
-            cells.append(e if isinstance(e, str) else mpmath.nstr(e, 3))
+        row = float_vs_exact_row(args.dim, H, args.seed)
+        cells = [e if isinstance(e, str) else mpmath.nstr(e, 3) for e in row.values()]
         print(f"{H:>3} " + " ".join(f"{c:>18}" for c in cells)
               + f" {time.perf_counter() - start:>8.1f}")
 

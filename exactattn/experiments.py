@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 __all__ = ["copy_count_terms", "copy_count_samples", "parameter_error_on",
-           "FLOAT_VS_EXACT_BACKENDS", "backend_label", "measure_counts"]
+           "float_vs_exact_row", "FLOAT_VS_EXACT_BACKENDS", "backend_label", "measure_counts"]
 
 #: the backends compared by the float-vs-exact benchmark and example: (name, dps)
 FLOAT_VS_EXACT_BACKENDS = (("float", None), ("mp", 30), ("mp", 60), ("exact", None))
@@ -69,6 +69,16 @@ def parameter_error_on(model, backend: str, dps, H: int, seed: int = 0):
         return 0 if res.model().head_set() == model.head_set() else "WRONG"
     # compare at more digits than the backend carries, or mp(60)'s errors round to 0
     return parameter_error(model, res.heads, dps=max(30, (dps or 16) + 20))
+
+
+def float_vs_exact_row(dim: int, H: int, seed: int = 0) -> dict:
+    """One row of the float-vs-exact comparison: the seeded random rational model with H heads
+    (seed + H) learned on every backend of :data:`FLOAT_VS_EXACT_BACKENDS`; label → error
+    or failure reason (see :func:`parameter_error_on`; P2 schedule, DESIGN §2 backends)."""
+    from .models import random_multi_head
+    model = random_multi_head(dim, H, seed=seed + H)
+    return {backend_label(b, dps): parameter_error_on(model, b, dps, H, seed)
+            for b, dps in FLOAT_VS_EXACT_BACKENDS}
 
 
 def measure_counts(d: int, H: int, offset: int = 0, seed: int = 0) -> dict:

@@ -1,0 +1,44 @@
+"""Shared set-up of the example scripts: the ``--out DIR`` argument, the non-interactive Agg
+backend, and writing a PNG with its short text explanation beside it (NAME.png + NAME.txt).
+
+The scripts need the optional plotting extra: ``pip install ".[plots]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def parser(doc: str) -> argparse.ArgumentParser:
+    """An argument parser with ``--out DIR`` (default ``example_output``); the description is
+    the first paragraph of the script's docstring."""
+    p = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
+    p.add_argument("--out", default="example_output",
+                   help="directory for the PNG and its .txt explanation (default %(default)s)")
+    return p
+
+
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend (a clear message if missing)."""
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit('matplotlib is needed for the examples: pip install ".[plots]"')
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save(fig, out: str, name: str, text: str) -> str:
+    """Write OUT/NAME.png (150 dpi) and OUT/NAME.txt; print both paths; return the PNG path."""
+    os.makedirs(out, exist_ok=True)
+    png = os.path.join(out, name + ".png")
+    txt = os.path.join(out, name + ".txt")
+    fig.savefig(png, dpi=150, bbox_inches="tight")
+    with open(txt, "w", encoding="utf-8") as f:
+        f.write(text.rstrip() + "\n")
+    print(png)
+    print(txt)
+    return png

@@ -38,11 +38,29 @@ def _approx(elem, digits: int = 8) -> str:
     return mpmath.nstr(elem.to_mpf(digits + 5), digits)
 
 
+def _sparsest(elem, max_terms: int = 400):
+    """The element as answered or in lowest terms, whichever has fewer terms (reducing can
+    make a sparse element dense: a common factor like 1 + t^k divides out into many terms)."""
+    from .arith.expfield import REDUCE_SPAN, ExpElement
+    if len(elem.num) + len(elem.den) > max_terms or elem.exponent_span() > REDUCE_SPAN:
+        return elem
+    low = ExpElement(elem.num, elem.den, elem.L).reduce()  # a copy: reduce() mutates
+    return min((elem, low), key=lambda e: len(e.num) + len(e.den))
+
+
+def _show(elem) -> str:
+    from .arith.expfield import _show as show_poly  # the field's own polynomial printer
+    var = "t" if elem.L > 1 else "e"
+    num = show_poly(elem.num, var)
+    return num if elem.den.is_one() else f"({num})/({show_poly(elem.den, var)})"
+
+
 def compact_element(elem, width: int = _WIDTH) -> str:
     """An exact element of Q(t) (DESIGN §2, exact field) shown in at most about ``width``
-    characters: its full form when short (without the "[t=e^(1/L)]" suffix), else its
+    characters: written out when short (t = e^(1/L) is stated by the caller), else its
     shape (terms, exponent range of t)."""
-    text = str(elem).replace(f" [t=e^(1/{elem.L})]", "")
+    elem = _sparsest(elem)
+    text = _show(elem)
     if len(text) <= width:
         return text
     num, den = elem.terms()

@@ -29,10 +29,6 @@ def _q(x) -> str:
     return str(Fraction(x))
 
 
-def _vec(v) -> str:
-    return "(" + ", ".join(_q(a) for a in v) + ")"
-
-
 def _approx(elem, digits: int = 8) -> str:
     import mpmath
     return mpmath.nstr(elem.to_mpf(digits + 5), digits)

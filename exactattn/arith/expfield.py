@@ -421,8 +421,14 @@ class ExpElement:
         return f"ExpElement({self})"
 
     def __str__(self):
-        r = self.reduce() if len(self.num) + len(self.den) <= 4 * SMALL_TERMS \
-            and self.exponent_span() <= REDUCE_SPAN else self
+        """The reduced form when it is not longer (a gcd can expand a sparse element),
+        otherwise the stored one; display never changes the stored representation."""
+        r = self
+        if not self._reduced and len(self.num) + len(self.den) <= 4 * SMALL_TERMS \
+                and self.exponent_span() <= REDUCE_SPAN:
+            red = ExpElement(self.num, self.den, self.L).reduce()
+            if len(red.num) + len(red.den) <= len(self.num) + len(self.den):
+                r = red
         var = "t" if r.L > 1 else "e"
         num = _show(r.num, var)
         body = num if r.den.is_one() else f"({num})/({_show(r.den, var)})"

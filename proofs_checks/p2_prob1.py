@@ -148,11 +148,16 @@ def _config(verdict, cert, d, H, box, trials, seed):
                        f"≤ {bound} (enumerated {(2 * box + 1) ** (2 * d * d)} points)",
                        f"{tag}: exact Pr[bad set] {exact} exceeds the bound {bound}")
     within = rate_within_bound(rate, bound, trials)
+    reasons = {}
+    for r in records:
+        if r["outcome"] not in ("recovered", "WRONG"):
+            reasons[r["outcome"]] = reasons.get(r["outcome"], 0) + 1
+    named = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
     verdict.expect(silent == 0 and outside == 0 and within,
                    f"{tag}: Monte Carlo {failures}/{trials} failures, rate {_dec(rate)} "
                    f"{'≤' if rate <= bound else '≤ (within the Hoeffding allowance of)'} "
-                   f"{_dec(bound)}; every failure named and inside the bad set; no silent "
-                   f"wrong answer",
+                   f"{_dec(bound)}; every failure named ({named or 'none'}) and inside the bad "
+                   f"set; no silent wrong answer",
                    f"{tag}: {silent} silent wrong answers, {outside} failures outside the bad set, "
                    f"rate {rate} vs bound {bound}")
     gens = polys[0].poly.gens

@@ -20,7 +20,7 @@ __all__ = ["Claim", "Verdict", "Outcome", "register", "claims", "get_claim", "ru
 
 #: modules that register claims, in display order
 CLAIM_MODULES = ("p1_t41", "p1_t51", "p1_p71", "p2_rational", "p2_count", "p2_prob1",
-                 "p2_canonical")
+                 "p2_canonical", "p1_t61", "p2_approx")
 
 
 @dataclass
@@ -100,8 +100,19 @@ def register(claim: Claim) -> Claim:
     return claim
 
 
+def _claim_module_names() -> list:
+    """CLAIM_MODULES first (display order), then any other proofs_checks module named like
+    ``p1_…`` / ``p2_…`` (later issues add claims by adding a module)."""
+    import pkgutil
+    import re
+    from pathlib import Path
+    here = [m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])]
+    extra = sorted(n for n in here if re.fullmatch(r"p[0-9]+_\w+", n) and n not in CLAIM_MODULES)
+    return [n for n in CLAIM_MODULES if n in here] + extra
+
+
 def _load():
-    for name in CLAIM_MODULES:
+    for name in _claim_module_names():
         importlib.import_module(f"proofs_checks.{name}")
 
 

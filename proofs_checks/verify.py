@@ -71,6 +71,13 @@ CLAIMS = {
                      "heads with equal W merge (v summed), zero-sum groups drop; the learner "
                      "returns exactly this canonical form",
                      {"recovery", "same-function", "count"}),
+    # approximate-oracle claims (issue 6): real arithmetic, no certificate is written
+    "P1-T6.1": ("P1 Thm 6.1",
+                "answers within ±τ: d²+d queries of length ≤ 2 give ‖Ŵ−W‖_F ≤ ε_W, ‖v̂−v‖ ≤ ε_v "
+                "with τ = O(min{μ, ε_v/√d, μ ε_W/(B²d)}); error linear in τ", set()),
+    "P2-approx": ("P2 approximate-oracle bound",
+                  "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
+                  "the model- and query-dependent C computed (and attained)", set()),
 }
 
 LEARNING_FAILURES = {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching",
@@ -922,12 +929,25 @@ PARAMS = {"P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical}
 
 
-def check_symbolic(symbolic):
-    """The sympy results recorded for the reader: every boolean must be true (not re-proved
-    here; the numeric kinds spot-check them)."""
+#: the fields of the sympy records each claim writes
+SYMBOLIC_KEYS = {
+    "P1-P7.1": {"all_lengths_merge", "all_lengths_zero_head", "token_lengths", "identities"},
+    "P2-rational": {"H", "d", "copy_count_identity_symbolic_m", "copy_count_identity_token_lists",
+                    "G0_is_v_dot_x", "lowest_terms", "residues_c_over_z", "limit_at_infinity_is_K",
+                    "determinant_equals_closed_form"},
+    "P2-count": {"count_fit_equals_formula", "schedule_sum_equals_formula"},
+}
+
+
+def check_symbolic(cid, symbolic):
+    """The sympy results recorded for the reader: the expected fields, every boolean true (not
+    re-proved here; the numeric kinds spot-check them)."""
     require(isinstance(symbolic, list) and all(isinstance(e, dict) for e in symbolic),
             "symbolic: a list of records")
+    keys = SYMBOLIC_KEYS.get(cid)
+    require(keys is not None or not symbolic, f"symbolic: {cid} records no symbolic results")
     for e in symbolic:
+        require(set(e) == keys, f"symbolic: fields {sorted(set(e) ^ keys)} unexpected or missing")
         for k, v in e.items():
             if isinstance(v, bool):
                 require(v, f"symbolic: {k} is false")
@@ -951,7 +971,7 @@ def verify(cert) -> list:
     present = {c.get("kind") for c in checks if isinstance(c, dict)}
     require(kinds <= present, f"{cid}: missing checks {sorted(kinds - present)}")
     symbolic = cert.get("symbolic", [])
-    check_symbolic(symbolic)
+    check_symbolic(cid, symbolic)
     params = cert.get("params")
     require(isinstance(params, dict), f"{cid}: params must be an object")
     try:

@@ -212,6 +212,7 @@ class IntPoly:
 
 
 def in_bad_set(factors, point) -> bool:
+    """Whether an integer point lies in the bad set (some factor vanishes; P2 prob. one)."""
     ints = [f if isinstance(f, IntPoly) else IntPoly(f) for f in factors]
     return any(f.vanishes(point) for f in ints)
 

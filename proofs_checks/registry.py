@@ -94,6 +94,7 @@ class UnknownClaim(KeyError):
 
 
 def register(claim: Claim) -> Claim:
+    """Add a claim to the registry (each claim module calls this once)."""
     if claim.id in _REGISTRY and _REGISTRY[claim.id] is not claim:
         raise ValueError(f"claim {claim.id} registered twice")
     _REGISTRY[claim.id] = claim
@@ -123,6 +124,7 @@ def claims() -> list:
 
 
 def get_claim(claim_id: str) -> Claim:
+    """The claim with this id (case-insensitive); UnknownClaim otherwise."""
     _load()
     for cid, claim in _REGISTRY.items():
         if cid.lower() == claim_id.lower():
@@ -145,6 +147,7 @@ def describe_sizes(params: dict) -> str:
 
 
 def missing_modules(claim: Claim) -> list:
+    """The modules a claim needs (e.g. a learner) that cannot be imported."""
     out = []
     for mod in claim.needs:
         try:

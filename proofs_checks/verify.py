@@ -1,6 +1,6 @@
 """Independent certificate checker (DESIGN §5): ``python -m proofs_checks.verify CERT.json ...``.
 
-Standard library only (``json``, ``fractions``, ``itertools``, ``math``, ``random``): it shares
+Standard library only (``json``, ``fractions``, ``itertools``, ``math``, ``random``, ``re``): it shares
 no code with exactattn, never evaluates certificate text (no ``eval``, no ``sympify``; numbers
 are parsed by a strict ``p/q`` reader) and re-derives what it checks from the definitions:
 
@@ -16,6 +16,7 @@ are parsed by a strict ``p/q`` reader) and re-derives what it checks from the de
   and both must reproduce every recorded oracle answer exactly.
 * ``copy-count`` — evaluates attention on [(x+u)×m, x] in Q(t) and compares with
   K + Σ_h c_h/(1 + m z_h) (P2 copy-count family).
+* ``rational-form`` — rebuilds N and D of G(m) = N(m)/D(m) as polynomials in (m, z, c, K).
 * ``determinant`` — rebuilds the cleared (2H+1)×(2H+1) linearised interpolation matrix at the
   witness and at points of its own choosing, takes determinants by exact elimination, and
   compares with the certificate's polynomial, its factorisation and its closed form.
@@ -23,6 +24,12 @@ are parsed by a strict ``p/q`` reader) and re-derives what it checks from the de
   det X, pole separation, visibility, unique matching), checks the stated factorisations by
   multiplying them out, the witness values, the degree D, the Schwartz–Zippel bound D/|S|,
   the exact bad-set probability (by enumeration when small) and the Monte Carlo tallies.
+
+Beyond the checks, the header must name a known claim with its reference and statement, the
+``params`` must be exactly the sizes the checks cover, and every recorded sympy result must be
+true.  What a changed digit cannot break is what does not change the truth of the record:
+e.g. the W of a head whose v is 0 (P1 Prop 7.1: it is invisible) or a singular basis of a
+failed Monte Carlo run replaced by another singular matrix.
 
 Exit status 0 when every certificate is accepted, 1 when one is rejected, 2 on usage errors.
 Symbolic proofs done with sympy are recorded under ``symbolic`` for the reader; this checker
@@ -90,6 +97,7 @@ class Rejected(Exception):
 
 
 def require(cond, message):
+    """Raise Rejected(message) unless cond."""
     if not cond:
         raise Rejected(message)
 
@@ -350,6 +358,7 @@ def attention(model, tokens):
 
 
 def element(data, where):
+    """A Q(t) element (num, den, L) from its certificate form, written over the smallest L."""
     require(isinstance(data, dict) and set(data) == {"L", "num", "den"},
             f"{where}: an element is {{L, num, den}}")
     L = integer(data["L"], f"{where}.L")
@@ -374,6 +383,7 @@ def element(data, where):
 
 
 def same_element(a, b) -> bool:
+    """Exact equality in Q(t): lift to a common L and cross-multiply."""
     (n1, d1, L1), (n2, d2, L2) = a, b
     L = L1 * L2 // math.gcd(L1, L2)
     n1, d1, n2, d2 = lift(n1, L // L1), lift(d1, L // L1), lift(n2, L // L2), lift(d2, L // L2)
@@ -415,6 +425,8 @@ def formula(name, params):
 
 
 def check_count(c, checks=()):
+    """Measured queries / maximum length = the published formula (P1 Thm 4.1: d²+d, 2;
+    exact skeleton: d+r(2d−r), 2, at most 2r+1 more when revealing; P2: 4H₀d²−2H₀+1, 2H₀+1)."""
     params = c.get("params")
     require(isinstance(params, dict) and all(isinstance(v, int) and v >= 0 for v in params.values()),
             "count: params must be non-negative integers")
@@ -505,6 +517,8 @@ def _transcript(c, models, dim, where):
 
 
 def check_recovery(c, checks=()):
+    """Recovered heads = the canonical form of the true heads, recomputed here, and both
+    models reproduce every transcript answer in Q(t) (P1 Thm 4.1, P1 Thm 5.1, P2 canonical heads)."""
     dim = integer(c.get("dim"), "recovery.dim")
     model = heads(c.get("model"), dim, "recovery.model")
     rec = heads(c.get("recovered"), dim, "recovery.recovered")
@@ -517,6 +531,8 @@ def check_recovery(c, checks=()):
 
 
 def check_same_function(c, checks=()):
+    """Different parameterisations with one canonical form and equal outputs on the
+    recorded queries (P1 Prop 7.1, P2 canonical heads)."""
     dim = integer(c.get("dim"), "same-function.dim")
     models = c.get("models")
     require(isinstance(models, dict) and len(models) >= 2, "same-function: need ≥ 2 models")
@@ -541,6 +557,8 @@ def check_same_function(c, checks=()):
 
 
 def check_copy_count(c, checks=()):
+    """Attention on [(x+u)×m, x] = K + Σ_h c_h/(1 + m z_h) in Q(t) for m = 0…2H, and the
+    recorded values are those outputs (P2 copy-count family)."""
     dim = integer(c.get("dim"), "copy-count.dim")
     model = heads(c.get("model"), dim, "copy-count.model")
     u, x = vector(c.get("u"), "copy-count.u"), vector(c.get("x"), "copy-count.x")
@@ -582,6 +600,9 @@ def _copy_count_matrix(H, z, c, K, sign=1):
 
 
 def check_determinant(c, checks=()):
+    """The linearised interpolation determinant (P2 copy-count interpolation): factors
+    multiply out, closed form, degree, nonzero witness, and equal to the matrix determinant
+    at the witness and at points chosen here, for several K."""
     H = integer(c.get("H"), "determinant.H")
     require(1 <= H <= 6, "determinant: H out of range")
     names = [f"z{h}" for h in range(1, H + 1)] + [f"c{h}" for h in range(1, H + 1)]
@@ -733,6 +754,9 @@ def bad_set_polynomials(model, d):
 
 
 def check_bad_set(c, checks=()):
+    """Genericity certificate (P2 probability one, DESIGN §4.3): polynomials recomputed from
+    the model, factorisations, witness values, D, the bound D/|S|, the exact bad-set
+    probability (by enumeration) and the Monte Carlo records."""
     d = integer(c.get("dim"), "bad-set.dim")
     require(1 <= d <= 4, "bad-set: dim out of range")
     model = heads(c.get("model"), d, "bad-set.model")
@@ -863,6 +887,7 @@ def _int_list(x, where):
 
 
 def params_p1_t41(p, checks):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d"}, "params: expected {d}")
     ds = _int_list(p["d"], "d")
     require([c["params"].get("d") for c in _of(checks, "count")] == ds, "params: d ≠ the counted d")
@@ -870,6 +895,7 @@ def params_p1_t41(p, checks):
 
 
 def params_p1_t51(p, checks):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d", "r"}, "params: expected {d, r}")
     grid = [(d, r) for d in _int_list(p["d"], "d") for r in _int_list(p["r"], "r") if r <= d]
     for name in ("low-rank-skeleton", "low-rank-revealing"):
@@ -879,6 +905,7 @@ def params_p1_t51(p, checks):
 
 
 def params_p1_p71(p, checks, symbolic):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d", "N"}, "params: expected {d, N}")
     require(all(c.get("dim") == p["d"] for c in _of(checks, "same-function")), "params: d")
     require(len(symbolic) == 1 and symbolic[0].get("token_lengths") == _int_list(p["N"], "N"),
@@ -886,6 +913,7 @@ def params_p1_p71(p, checks, symbolic):
 
 
 def params_p2_rational(p, checks, symbolic):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"H", "d"}, "params: expected {H, d}")
     Hs = _int_list(p["H"], "H")
     require([c.get("H") for c in _of(checks, "determinant")] == Hs, "params: H ≠ determinant H")
@@ -896,6 +924,7 @@ def params_p2_rational(p, checks, symbolic):
 
 
 def params_p2_count(p, checks):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d", "H"}, "params: expected {d, H}")
     grid = [{"d": d, "H0": H0} for d in _int_list(p["d"], "d") for H in _int_list(p["H"], "H")
             for H0 in (H, H + 1)]
@@ -905,6 +934,7 @@ def params_p2_count(p, checks):
 
 
 def params_p2_prob1(p, checks):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d,H,box,trials"}, "params: expected {d,H,box,trials}")
     want = p["d,H,box,trials"]
     got = [[c.get("dim"), len(c.get("model", [])), c.get("box"),
@@ -913,6 +943,7 @@ def params_p2_prob1(p, checks):
 
 
 def params_p2_canonical(p, checks):
+    """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d", "H0"}, "params: expected {d, H0}")
     H0s = _int_list(p["H0"], "H0")
     rec = _of(checks, "recovery")
@@ -995,6 +1026,7 @@ def verify(cert) -> list:
 
 
 def verify_file(path) -> list:
+    """Verify one certificate file; raises Rejected."""
     try:
         with open(path, encoding="utf-8") as f:
             cert = json.load(f)
@@ -1004,6 +1036,7 @@ def verify_file(path) -> list:
 
 
 def main(argv=None) -> int:
+    """``python -m proofs_checks.verify [-q] CERT.json ...``: exit 0 if all are accepted."""
     args = sys.argv[1:] if argv is None else list(argv)
     quiet = "-q" in args
     paths = [a for a in args if a != "-q"]

@@ -18,6 +18,7 @@ DEFAULT_OUT = "certificates"
 
 
 def register(sub):
+    """Add `exactattn check` to the CLI (DESIGN §7)."""
     p = sub.add_parser("check", help="verify the papers' claims (P1, P2) and write certificates",
                        description="Run the named claims (default: all) and print one line per "
                        "claim; exit status 0 only if every claim holds.")
@@ -71,6 +72,7 @@ def certify(outcome, out_dir):
 
 
 def run(args):
+    """Run the chosen claims, verify and write their certificates, print the table."""
     from proofs_checks import claims, run_claim
     if args.list:
         for c in claims():

@@ -286,9 +286,20 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
 
 
 def _attempt(orc, d, H0, be, rng, box, certify, progress):
+    """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
-    _check_bases(be, U, X)
-    schedule = Schedule(U, X, H0)
+    try:
+        _check_bases(be, U, X)
+        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress)
+    except LearningFailure as e:
+        e.details.setdefault("U", U)
+        e.details.setdefault("X", X)
+        raise
+
+
+def _run(orc, schedule, be, rng, certify, progress):
+    """Ask the schedule, recover, certify (steps 2–6 of the module docstring)."""
+    d, H0, U, X = schedule.d, schedule.H0, schedule.U, schedule.X
     first = len(orc.transcript)
     queries = list(schedule.queries())
     answers = []

@@ -32,6 +32,7 @@ def register(sub):
     p.add_argument("--no-out", action="store_true", help="do not write certificates")
     p.add_argument("-v", "--verbose", action="store_true", help="print every finding")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
 
 
@@ -73,7 +74,8 @@ def certify(outcome, out_dir):
 
 def run(args):
     """Run the chosen claims, verify and write their certificates, print the table."""
-    from proofs_checks import claims, run_claim
+    from proofs_checks import claims
+    from ..progress import Progress, track
     if args.list:
         for c in claims():
             print(f"{c.id:13} {c.reference:30} {c.statement}")
@@ -81,17 +83,9 @@ def run(args):
     chosen = select(args.claims)
     out_dir = None if args.no_out else args.out
     rows, start = [], time.perf_counter()
-    for claim in chosen:
-        outcome = run_claim(claim, quick=args.quick)
-        path, error = certify(outcome, out_dir)
-        if error and outcome.verdict.holds:
-            outcome.verdict.fail(f"certificate rejected by the independent checker: {error}")
-        row = outcome.to_dict()
-        row.update({"certificate": path, "certificate_verified":
-                    None if outcome.verdict.certificate is None else error is None})
-        rows.append(row)
-        if not args.json:
-            _print_row(row, args.verbose)
+    with Progress("check", quiet=args.quiet, json=args.json) as prog:
+        for claim in track(chosen, "check", describe=lambda c: c.id, progress=prog):
+            rows.append(_check_one(claim, args, out_dir, prog))
     total = time.perf_counter() - start
     held = sum(r["status"] == "ok" for r in rows)
     if args.json:
@@ -102,6 +96,22 @@ def run(args):
               f"{total:.1f} s){where}")
     sys.stdout.flush()
     return 0 if held == len(rows) else 1
+
+
+def _check_one(claim, args, out_dir, prog):
+    """Run one claim, verify and write its certificate, print its row; the row as a dict."""
+    from proofs_checks import run_claim
+    outcome = run_claim(claim, quick=args.quick)
+    path, error = certify(outcome, out_dir)
+    if error and outcome.verdict.holds:
+        outcome.verdict.fail(f"certificate rejected by the independent checker: {error}")
+    row = outcome.to_dict()
+    row.update({"certificate": path, "certificate_verified":
+                None if outcome.verdict.certificate is None else error is None})
+    if not args.json:
+        prog.clear()
+        _print_row(row, args.verbose)
+    return row
 
 
 def _print_row(row, verbose):

@@ -223,6 +223,7 @@ def degree(p) -> int:
 
 
 def padd(p, q):
+    """Sum of two sparse polynomials {exponent(s): coefficient} (univariate or not)."""
     out = dict(p)
     for e, c in q.items():
         s = out.get(e, 0) + c
@@ -311,17 +312,6 @@ def lmul(p, q):
     return out
 
 
-def ladd(p, q):
-    out = dict(p)
-    for k, c in q.items():
-        s = out.get(k, 0) + c
-        if s:
-            out[k] = s
-        else:
-            out.pop(k, None)
-    return out
-
-
 def lift(p, m):
     """p(t) -> p(t^m): rewrite over t' = e^{1/(mL)}."""
     return {k * m: c for k, c in p.items()}
@@ -349,10 +339,10 @@ def attention(model, tokens):
         n_h, d_h = {}, {}
         for s, a in zip(scores, values):
             k = int(s * L)
-            d_h = ladd(d_h, {k: Fraction(1)})
+            d_h = padd(d_h, {k: Fraction(1)})
             if a:
-                n_h = ladd(n_h, {k: a})
-        num = ladd(lmul(num, d_h), lmul(n_h, den))
+                n_h = padd(n_h, {k: a})
+        num = padd(lmul(num, d_h), lmul(n_h, den))
         den = lmul(den, d_h)
     return num, den, L
 
@@ -576,9 +566,9 @@ def check_copy_count(c, checks=()):
         # K + Σ_h c_h / (1 + m t^{k_h}), c_h = −v_h·u
         num, den = {0: K} if K else {}, {0: Fraction(1)}
         for (W, v), s in zip(model, scores):
-            dh = ladd({0: Fraction(1)}, {int(s * L): Fraction(m)})
+            dh = padd({0: Fraction(1)}, {int(s * L): Fraction(m)})
             ch = -dot(v, u)
-            num = ladd(lmul(num, dh), lmul({0: ch} if ch else {}, den))
+            num = padd(lmul(num, dh), lmul({0: ch} if ch else {}, den))
             den = lmul(den, dh)
         got = attention(model, [a] * m + [x])
         require(same_element(got, (num, den, L)), f"copy-count: identity fails at m={m}")

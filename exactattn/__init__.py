@@ -22,15 +22,18 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    "learn_single_head": "learners.single_head",
+    "learn_multi_head": "learners.multi_head",
+    "learn_low_rank": "learners.low_rank",
+    "learn_single_head_noisy": "learners.noisy",
+    "learn_multi_head_noisy": "learners.noisy",
+}
+
+
 def __getattr__(name):
     # learners are imported lazily so that `import exactattn` stays light
-    if name == "learn_single_head":
-        from .learners.single_head import learn_single_head
-        return learn_single_head
-    if name == "learn_multi_head":
-        from .learners.multi_head import learn_multi_head
-        return learn_multi_head
-    if name == "learn_low_rank":
-        from .learners.low_rank import learn_low_rank
-        return learn_low_rank
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'exactattn' has no attribute {name!r}")

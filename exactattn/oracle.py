@@ -69,7 +69,9 @@ class Oracle:
         if isinstance(target, AttentionHead):
             target = MultiHeadAttention([target])
         self._target = target
-        self._is_model = isinstance(target, MultiHeadAttention)
+        # models evaluate on the oracle's backend (a class may opt in with evaluates_on_backend)
+        self._is_model = isinstance(target, MultiHeadAttention) or \
+            getattr(target, "evaluates_on_backend", False) is True
         if self._is_model:
             if dim is not None and dim != target.dim:
                 raise ValueError(f"dim={dim} but the model has dimension {target.dim}")

@@ -85,6 +85,14 @@ CLAIMS = {
     "P2-approx": ("P2 approximate-oracle bound",
                   "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
                   "the model- and query-dependent C computed (and attained)", set()),
+    # one-layer Transformer claims (issue 7): exact checks in the claim, no certificate written
+    "P1-transformer": ("P1 one-layer reduction",
+                       "a one-head Transformer with a bias-free ReLU FFN is recovered up to "
+                       "functional equivalence from antisymmetric and length-1 queries", set()),
+    "P2-transformer": ("P2 Transformer extension",
+                       "a one-layer Transformer with a bias-free ReLU FFN is recovered up to "
+                       "functional equivalence: exact agreement on the transcript and on fresh "
+                       "sequences", set()),
 }
 
 LEARNING_FAILURES = {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching",

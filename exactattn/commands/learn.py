@@ -1,5 +1,6 @@
-"""`exactattn learn single-head|multi-head|low-rank --dim D [--heads H] [--heads-bound H0]
-[--rank R] --backend exact|mp|float [--dps N] [--seed S] [--json]` (DESIGN §7).
+"""`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
+[--heads-bound H0] [--rank R] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
+[--json]` (DESIGN §7).
 
 Draws a seeded random model (rational entries for exact, Gaussian for mp/float; for low-rank
 W = Q Kᵀ of rank R), hides it behind a no-peek Oracle, runs the learner and reports the query
@@ -15,7 +16,7 @@ import time
 
 from ._common import add_backend_args, dump, positive_int
 
-VARIANTS = ("single-head", "multi-head", "low-rank")
+VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 
 
 def _nonneg_int(text):
@@ -33,7 +34,8 @@ def register(sub):
     p = sub.add_parser("learn", help="learn a seeded random model through a no-peek oracle",
                        description=__doc__.split("\n\n")[1])
     p.add_argument("variant", choices=VARIANTS,
-                   help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (DESIGN §4.2)")
+                   help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (DESIGN §4.2), "
+                        "transformer (one layer with a bias-free ReLU FFN, DESIGN §1)")
     p.add_argument("--dim", type=positive_int, required=True, help="token dimension d")
     p.add_argument("--heads", type=positive_int, default=1,
                    help="number of heads of the random model (default 1)")
@@ -48,6 +50,11 @@ def register(sub):
     p.add_argument("--holdout", type=_nonneg_int, default=None,
                    help="single-head: extra random length-2 queries the result must answer "
                         "(default 0 on exact, 1 on mp/float)")
+    p.add_argument("--hidden", type=positive_int, default=None,
+                   help="transformer: hidden width K of the random FFN (default 2), told to "
+                        "the learner as a bound")
+    p.add_argument("--method", choices=("p1", "p2"), default=None,
+                   help="transformer: p2 (P2 extension, default) or p1 (P1 reduction, one head)")
     add_backend_args(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -57,8 +64,11 @@ def register(sub):
 
 def _check_args(a):
     """Combinations argparse cannot see; ValueError → exit status 2."""
-    if a.heads_bound is not None and a.variant != "multi-head":
-        raise ValueError("--heads-bound applies to multi-head only")
+    if a.heads_bound is not None and a.variant not in ("multi-head", "transformer"):
+        raise ValueError("--heads-bound applies to multi-head and transformer only")
+    for flag, given in (("--hidden", a.hidden is not None), ("--method", a.method is not None)):
+        if given and a.variant != "transformer":
+            raise ValueError(f"{flag} applies to transformer only")
     if a.heads_bound is not None and a.heads_bound < a.heads:
         raise ValueError(f"--heads-bound {a.heads_bound} is below --heads {a.heads}")
     low = a.variant == "low-rank"
@@ -84,6 +94,9 @@ def _check_args(a):
 
 def _model(a):
     kind = "rational" if a.backend == "exact" else "real"
+    if a.variant == "transformer":
+        from ..transformer import random_transformer
+        return random_transformer(a.dim, a.heads, a.hidden or 2, seed=a.seed, kind=kind)
     if a.variant == "low-rank":
         from ..learners.low_rank import random_low_rank_head
         from ..models import MultiHeadAttention
@@ -101,6 +114,11 @@ def _learn(a, oracle, progress=None):
         from ..learners.low_rank import learn_low_rank
         told = None if (a.reveal_rank or a.rank_bound is not None) else a.rank
         return learn_low_rank(oracle, a.dim, rank=told, rank_bound=a.rank_bound, **be)
+    if a.variant == "transformer":
+        from ..learners.transformer import learn_transformer
+        return learn_transformer(oracle, a.dim, heads=None if a.heads_bound else a.heads,
+                                 heads_bound=a.heads_bound, hidden=a.hidden or 2,
+                                 method=a.method or "p2", **be)
     try:
         from ..learners.multi_head import learn_multi_head
     except ImportError as e:
@@ -134,10 +152,15 @@ def run(a):
     except (LearningFailure, _Unavailable) as e:
         return _failed(a, base, e, oracle, time.perf_counter() - start)
     seconds = time.perf_counter() - start
-    tol = default_tolerance(be)
-    err = parameter_error(model, result.heads, dps=getattr(be, "dps", None) or 30)
-    recovered = same_function(model, result.model()) if be.name == "exact" else \
-        bool(err <= tol)
+    if a.variant == "transformer":
+        from ..learners.transformer import compare_recovery
+        recovered, err, tol, extra = compare_recovery(model, result, be)
+        base.update(extra)
+    else:
+        tol = default_tolerance(be)
+        err = parameter_error(model, result.heads, dps=getattr(be, "dps", None) or 30)
+        recovered = same_function(model, result.model()) if be.name == "exact" else \
+            bool(err <= tol)
     out = dict(base, algorithm=result.algorithm, queries=result.queries,
                max_length=result.max_length, expected_queries=result.expected_queries,
                expected_max_length=result.expected_max_length,

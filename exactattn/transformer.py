@@ -482,7 +482,7 @@ def random_transformer(dim: int, heads: int, hidden: int, seed=None, kind: str =
     ({−3..3}/4), V_h entries {−2..2}/2, A entries {−3..3}, w_j ∈ {±1, ±2, ±3}; real: W_h as
     random_head(kind="real"), Gaussian V_h, A, w.  With generic=True (rational only) draws are
     repeated until the W_h are distinct, every V_h A w ≠ 0 and the units are nonzero and
-    pairwise non-parallel (when Hd ≥ 2) — the conditions of the learners
+    pairwise non-parallel (when d ≥ 2) — the conditions of the learners
     (learners/transformer.py) and of unit identifiability."""
     if heads < 1 or hidden < 1 or dim < 1:
         raise ValueError("dim, heads and hidden must be ≥ 1")
@@ -520,7 +520,8 @@ def _is_generic(model: OneLayerTransformer) -> bool:
     dirs = []
     for w, U in model.phi_units()[1]:
         lam, N = normalize_direction(U, num)
-        if N is None or w == 0 or (N in dirs and len(U) > 1):  # in R¹ every unit is on one line
+        # for d = 1 every U_j = a_j (V_1, …, V_H) lies on one line (rank ≤ d)
+        if N is None or w == 0 or (N in dirs and model.dim > 1):
             return False
         dirs.append(N)
     return True

@@ -28,6 +28,7 @@ _LAZY = {
     "learn_low_rank": "learners.low_rank",
     "learn_single_head_noisy": "learners.noisy",
     "learn_multi_head_noisy": "learners.noisy",
+    "learn_transformer": "learners.transformer",
 }
 
 

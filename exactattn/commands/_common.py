@@ -5,15 +5,22 @@ from __future__ import annotations
 import json
 
 
-def positive_int(text: str) -> int:
-    import argparse
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be ≥ 1")
-    return n
+def int_at_least(low: int):
+    """An argparse type: an integer ≥ low, with a one-line reason otherwise."""
+    def parse(text: str) -> int:
+        import argparse
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if n < low:
+            raise argparse.ArgumentTypeError(f"{text} must be ≥ {low}")
+        return n
+    return parse
+
+
+positive_int = int_at_least(1)
+nonnegative_int = int_at_least(0)
 
 
 def int_range(text: str):

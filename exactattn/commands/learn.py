@@ -14,20 +14,9 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_backend_args, dump, positive_int
+from ._common import add_backend_args, dump, nonnegative_int, positive_int
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
-
-
-def _nonneg_int(text):
-    import argparse
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text} must be ≥ 0")
-    return n
 
 
 def register(sub):
@@ -41,13 +30,13 @@ def register(sub):
                    help="number of heads of the random model (default 1)")
     p.add_argument("--heads-bound", type=positive_int, default=None,
                    help="multi-head: tell the learner only H0 ≥ H")
-    p.add_argument("--rank", type=_nonneg_int, default=None,
+    p.add_argument("--rank", type=nonnegative_int, default=None,
                    help="low-rank: rank R of W = Q Kᵀ (required for low-rank)")
-    p.add_argument("--rank-bound", type=_nonneg_int, default=None,
+    p.add_argument("--rank-bound", type=nonnegative_int, default=None,
                    help="low-rank: tell the learner only R0 ≥ R (the rank is revealed)")
     p.add_argument("--reveal-rank", action="store_true",
                    help="low-rank: tell the learner nothing about the rank (it is revealed)")
-    p.add_argument("--holdout", type=_nonneg_int, default=None,
+    p.add_argument("--holdout", type=nonnegative_int, default=None,
                    help="single-head: extra random length-2 queries the result must answer "
                         "(default 0 on exact, 1 on mp/float)")
     p.add_argument("--hidden", type=positive_int, default=None,

@@ -78,7 +78,7 @@ def run(args):
     from ..progress import Progress, track
     if args.list:
         for c in claims():
-            print(f"{c.id:13} {c.reference:30} {c.statement}")
+            print(f"{c.id:15} {c.reference:30} {c.statement}")
         return 0
     chosen = select(args.claims)
     out_dir = None if args.no_out else args.out
@@ -116,7 +116,7 @@ def _check_one(claim, args, out_dir, prog):
 
 def _print_row(row, verbose):
     cert = {True: "cert ok", False: "cert REJECTED", None: "no cert"}[row["certificate_verified"]]
-    print(f"{row['status']:4}  {row['claim']:12}  {row['reference']:27}  {row['seconds']:5.1f} s  "
+    print(f"{row['status']:4}  {row['claim']:14}  {row['reference']:27}  {row['seconds']:5.1f} s  "
           f"{cert:13}  {row['sizes']}")
     lines = row["details"] + row["notes"] if verbose else \
         [d for d in row["details"] if d.startswith(("FAILED", "error", "not checked"))]

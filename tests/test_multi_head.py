@@ -175,3 +175,32 @@ def test_schedule_count_formula(d, H):
     assert len(queries) == sched.count == 4 * H * d * d - 2 * H + 1
     assert max(len(q) for q in queries) == 2 * H + 1
     assert len(sched.families) == 2 * d * d - 1
+
+
+def test_large_rationals_retry_with_a_larger_prime():
+    """Residues c_h = −v_h·u too large to reconstruct modulo the first ~62-bit prime: the
+    engine retries with larger primes on the same transcript (no new queries)."""
+    big = Fraction(10 ** 15 + 7, 3 ** 20)
+    W1 = [[Fraction(1, 2), 0], [Fraction(1, 4), Fraction(-1, 2)]]
+    W2 = [[0, Fraction(3, 4)], [Fraction(-1, 4), 0]]
+    model = ea.MultiHeadAttention([(W1, [big, 1]), (W2, [-1, big])])
+    oracle, res = _learn(model, heads=2, seed=0)
+    assert res.model().head_set() == model.head_set()
+    assert res.queries == published_count(2, 2)
+    assert res.extra["engine"]["prime_bits"] > 64
+
+
+@pytest.mark.parametrize("position", range(1, published_count(2, 2) + 1))
+def test_one_corrupted_answer_is_never_silent(position):
+    """An oracle that is attention except for one answer (off by 10⁻³⁰) must not yield a
+    model, wherever in the schedule the corrupted answer falls."""
+    model = ea.random_multi_head(2, 2, seed=12)
+    count = {"n": 0}
+
+    def f(tokens):
+        count["n"] += 1
+        y = model(tokens, "exact")
+        return y + Fraction(1, 10 ** 30) if count["n"] == position else y
+
+    with pytest.raises(ea.LearningFailure):
+        learn_multi_head(f, 2, heads=2, seed=0)

@@ -84,6 +84,22 @@ class Backend(ABC):
     def prepare_tokens(self, tokens):
         return self.tokens(tokens)
 
+    @staticmethod
+    def distinct_tokens(tokens):
+        """(distinct tokens with the final token last, multiplicities): repeated tokens share
+        one softmax score, so a copy-count query [(x+u) × m, x] costs two rows."""
+        rows, mult = {}, []
+        for tok in tokens:
+            key = tuple(tok)
+            if key in rows:
+                mult[rows[key]] += 1
+            else:
+                rows[key] = len(mult)
+                mult.append(1)
+        last = tuple(tokens[-1])
+        order = [k for k in rows if k != last] + [last]
+        return order, [mult[rows[k]] for k in order]
+
     def softmax_mean(self, scores, values):
         """Σ_i e^{s_i} a_i / Σ_i e^{s_i} as a field element (the attention average)."""
         num, den = self.zero, self.zero

@@ -74,19 +74,8 @@ class ExactBackend(Backend):
     def prepare_tokens(self, tokens):
         """Distinct tokens (as an fmpq matrix, the final token last) with multiplicities:
         repeated tokens share one softmax score, so the copy-count queries cost two rows."""
-        tokens = self.tokens(tokens)
-        rows, mult = {}, []
-        last = tuple(tokens[-1])
-        for tok in tokens:
-            key = tuple(tok)
-            if key in rows:
-                mult[rows[key]] += 1
-            else:
-                rows[key] = len(mult)
-                mult.append(1)
-        order = [k for k in rows if k != last] + [last]
-        mult = [mult[rows[k]] for k in order]
-        d = len(last)
+        order, mult = self.distinct_tokens(self.tokens(tokens))
+        d = len(order[-1])
         flat = [x if type(x) is int else _fmpq(x) for key in order for x in key]
         return fmpq_mat(len(order), d, flat), mult
 

@@ -72,20 +72,27 @@ class MPBackend(Backend):
         with mpmath.workdps(max(dps, self.dps)):
             return mpmath.mpf(a)
 
-    def softmax_mean(self, scores, values):
+    def softmax_mean(self, scores, values, mult=None):
+        """Σ μ_i e^{s_i} a_i / Σ μ_i e^{s_i}, shifted by max s for stability."""
         m = max(scores)
-        ws = [self.ctx.exp(s - m) for s in scores]
+        ws = [self.ctx.exp(s - m) * (1 if mult is None else mult[i])
+              for i, s in enumerate(scores)]
         return self.ctx.fdot(ws, values) / self.ctx.fsum(ws)
 
-    def attention(self, tokens, heads):
+    def prepare_tokens(self, tokens):
+        """Distinct tokens (final token last) with multiplicities, as on the exact backend."""
+        return self.distinct_tokens(self.tokens(tokens))
+
+    def attention(self, prepared, heads):
         ctx = self.ctx
+        tokens, mult = prepared
         xN = tokens[-1]
         total = ctx.mpf(0)
         for W, v in heads:
             Wx = [ctx.fdot(row, xN) for row in W]
             scores = [ctx.fdot(tok, Wx) for tok in tokens]
             values = [ctx.fdot(tok, v) for tok in tokens]
-            total += self.softmax_mean(scores, values)
+            total += self.softmax_mean(scores, values, mult)
         return total
 
     def solve(self, A, B):

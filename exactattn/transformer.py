@@ -175,13 +175,7 @@ def _kink_form_from_units(heads, units, dim, num: Scalars, blocks: int) -> KinkF
         lam, N = normalize_direction(U, num)
         if N is None or num.is_zero(w):
             continue
-        c = half * w * abs(lam)
-        for k, (M, cm) in enumerate(lines):
-            if num.vec_eq(M, N):
-                lines[k] = (M, cm + c)
-                break
-        else:
-            lines.append((N, c))
+        _accumulate(lines, N, half * w * abs(lam), num)
     terms = [(N, c) for N, c in lines if not num.is_zero(c)]
     linear = [Fraction(0) if num.exact and x == 0 else x for x in linear]
     keep = [h for h in range(blocks)
@@ -241,14 +235,17 @@ def _unit_form(heads, units, num: Scalars):
             continue
         s = 1 if lam > 0 else -1
         V = tuple(s * x for x in N)
-        ww = w * abs(lam)
-        for k, (M, wm) in enumerate(merged):
-            if num.vec_eq(M, V):
-                merged[k] = (M, wm + ww)
-                break
-        else:
-            merged.append((V, ww))
+        _accumulate(merged, V, w * abs(lam), num)
     return tuple(heads), frozenset((U, w) for U, w in merged if not num.is_zero(w))
+
+
+def _accumulate(groups, key, value, num):
+    """Add ``value`` to the group whose direction equals ``key`` (num.vec_eq), or open one."""
+    for k, (M, total) in enumerate(groups):
+        if num.vec_eq(M, key):
+            groups[k] = (M, total + value)
+            return
+    groups.append((key, value))
 
 
 # ---------------------------------------------------------------------- the model

@@ -260,7 +260,6 @@ def random_multi_head(dim: int, heads: int, seed=None, kind: str = "rational",
 def _fmt(x):
     if isinstance(x, Fraction):
         return format_rational(x)
-    import mpmath
     from mpmath.ctx_mp_python import _mpf
     if isinstance(x, _mpf):  # any mpmath context: enough digits to read it back exactly
         from mpmath.libmp import repr_dps, to_str

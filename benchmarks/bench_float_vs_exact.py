@@ -16,8 +16,8 @@ import time
 
 import mpmath
 
-from exactattn.experiments import FLOAT_VS_EXACT_BACKENDS as BACKENDS
-from exactattn.experiments import backend_label, float_vs_exact_row
+from exactattn.analysis.experiments import FLOAT_VS_EXACT_BACKENDS as BACKENDS
+from exactattn.analysis.experiments import backend_label, float_vs_exact_row
 
 
 def main():

@@ -54,10 +54,10 @@ def skeleton_rows(d, r, trials):
             secs += time.perf_counter() - start
             queries.add(res.queries)
             if backend == "exact":
-                good = ea.same_function(res.model(), ea.MultiHeadAttention([head]))
+                good = ea.same_function(res.model, ea.MultiHeadAttention([head]))
                 err = 0.0 if good else float("inf")
             else:
-                err = relative_error(head, res.heads[0][0])
+                err = relative_error(head, res.heads[0].W)
                 good = err < THRESHOLD
             ok += good
             worst = max(worst, err)
@@ -82,7 +82,7 @@ def baseline_rows(d, r, trials, ms):
             start = time.perf_counter()
             res = learn_low_rank_cs(ea.Oracle(head, backend="float"), d, m, seed=t)
             secs += time.perf_counter() - start
-            err = relative_error(head, res.heads[0][0])
+            err = relative_error(head, res.heads[0].W)
             errs.append(err)
             ok += err < THRESHOLD
         marker = "  <- skeleton's measurement count" if m == r * (2 * d - r) else ""

@@ -26,7 +26,7 @@ def time_recovery(d, H, seed=0):
     t = time.perf_counter()
     res = learn_multi_head(oracle, d, heads=H, seed=seed)
     secs = time.perf_counter() - t
-    ok = res.model().head_set() == model.head_set() and res.certificate["certified"]
+    ok = res.model.head_set() == model.head_set() and res.certificate["certified"]
     return secs, res, ok
 
 
@@ -44,7 +44,7 @@ def family_samples(H=3, d=4, seed=1, box=3):
 def time_modular_interpolation(samples, H, reps=50):
     """Images in F_p, interpolation, discrete logs and rational reconstruction of one family
     (the engine — prime and primitive root — is set up once per learner run, not timed)."""
-    from exactattn.interpolation import solve_family
+    from exactattn.learners.interpolation import solve_family
     from exactattn.learners.engines import ModularEngine
     eng = ModularEngine(samples, 62, random.Random(0))
     t = time.perf_counter()

@@ -6,9 +6,9 @@ from .arith import ExpElement, get_backend
 from .errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
                      ExactAttnError, InvisibleHead, LearningFailure, NotAttention,
                      NotIdentifiable, PeekError, QueryError, SingularBasis)
-from .models import (AttentionHead, MultiHeadAttention, load_model, model_from_json,
+from .models.attention import (AttentionHead, MultiHeadAttention, load_model, model_from_json,
                      model_to_json, random_head, random_multi_head, same_function)
-from .oracle import Additive, Oracle, Rounding
+from .oracles.oracle import Additive, Oracle, Rounding
 
 __version__ = "0.1.0"
 

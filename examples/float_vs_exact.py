@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import mpmath
 
-from exactattn.experiments import FLOAT_VS_EXACT_BACKENDS, backend_label, float_vs_exact_row
+from exactattn.analysis.experiments import FLOAT_VS_EXACT_BACKENDS, backend_label, float_vs_exact_row
 
 from _common import parser, pyplot, save
 

@@ -103,7 +103,7 @@ def explanation(A, B, agree, n_queries, resA, resB):
              f"({resB.expected_queries}), "
              f"{len(resB.heads)} heads, certified: {bool(resB.certificate)}",
              f"both equal the canonical form of A: "
-             f"{resA.model().head_set() == canon.head_set() == resB.model().head_set()}",
+             f"{resA.model.head_set() == canon.head_set() == resB.model.head_set()}",
              "", "Canonical heads:"]
     lines += [f"  {_w_name(h.W)} = [{'; '.join(' '.join(str(x) for x in r) for r in h.W)}], "
               f"v = ({', '.join(str(x) for x in h.v)})" for h in canon.heads]

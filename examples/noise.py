@@ -20,9 +20,9 @@ from _common import parser, pyplot, save
 
 def sweeps(dim: int, heads: int, points: int, seed: int):
     """The single-head (P1 Thm 6.1) and multi-head (P2 approximate oracle) sweeps over the
-    first ``points`` default τ values (exactattn.noise_sweep)."""
+    first ``points`` default τ values (exactattn.analysis.noise_sweep)."""
     try:
-        from exactattn.noise_sweep import DEFAULT_TAUS, parse_taus, sweep_multi_head, \
+        from exactattn.analysis.noise_sweep import DEFAULT_TAUS, parse_taus, sweep_multi_head, \
             sweep_single_head
     except ImportError as e:
         sys.exit(f"the approximate-oracle learners are not available in this install ({e})")

@@ -12,8 +12,8 @@ queries depend smoothly on past answers needs at least.
 
 from __future__ import annotations
 
-from exactattn.commands._common import int_range
-from exactattn.experiments import measure_counts
+from exactattn.cli._common import int_range
+from exactattn.analysis.experiments import measure_counts
 
 from _common import parser, pyplot, save
 

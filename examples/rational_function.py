@@ -18,8 +18,9 @@ import mpmath
 
 import exactattn as ea
 from exactattn.arith import get_backend
-from exactattn.experiments import copy_count_samples, copy_count_terms
-from exactattn.interpolation import RealField, fit_rational, poles_and_residues, poly_eval
+from exactattn.analysis.experiments import copy_count_samples, copy_count_terms
+from exactattn.arith.fields import RealField
+from exactattn.learners.interpolation import fit_rational, poles_and_residues, poly_eval
 
 from _common import parser, pyplot, save
 

@@ -10,7 +10,7 @@ import json
 import os
 from fractions import Fraction
 
-from exactattn.numbers import format_rational
+from exactattn.arith.numbers import format_rational
 
 FORMAT = "exactattn-certificate"
 VERSION = 1

@@ -3,7 +3,7 @@ comparison of recovered heads with a model's canonical form (P2 canonical heads)
 
 from __future__ import annotations
 
-from exactattn.models import MultiHeadAttention
+from exactattn.models.attention import MultiHeadAttention
 
 from .certificates import heads_json, transcript_json
 

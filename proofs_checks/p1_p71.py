@@ -20,8 +20,8 @@ import random
 
 import sympy
 
-from exactattn.models import AttentionHead, MultiHeadAttention, random_head
-from exactattn.oracle import Oracle
+from exactattn.models.attention import AttentionHead, MultiHeadAttention, random_head
+from exactattn.oracles.oracle import Oracle
 
 from .certificates import (element_json, heads_json, new_certificate, transcript_json,
                            vector_json)

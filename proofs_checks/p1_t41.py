@@ -10,8 +10,8 @@ checker replays with its own attention code.
 
 from __future__ import annotations
 
-from exactattn.models import random_head
-from exactattn.oracle import Oracle
+from exactattn.models.attention import random_head
+from exactattn.oracles.oracle import Oracle
 
 from .certificates import new_certificate
 from .common import count_check, recovery_check, same_canonical

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from exactattn.oracle import Oracle
+from exactattn.oracles.oracle import Oracle
 
 from .certificates import new_certificate
 from .common import count_check, recovery_check, same_canonical
@@ -74,7 +74,7 @@ def _cs_baseline(verdict, d, r, seed):
     head = random_low_rank_head(d, r, seed=seed, kind="real")
     m = cs_measurements(d, r)
     res = learn_low_rank_cs(Oracle(head, backend="float"), d, m, seed=seed)
-    W = np.array(res.heads[0][0], dtype=float)
+    W = np.array(res.heads[0].W, dtype=float)
     Wt = np.array([[float(x) for x in row] for row in head.W])
     err = float(np.linalg.norm(W - Wt) / np.linalg.norm(Wt))
     verdict.expect(err < 1e-6, f"P1 baseline d={d} r={r}: m=5rd={m} projections, nuclear norm, "

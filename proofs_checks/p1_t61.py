@@ -18,7 +18,7 @@ Not certified (real arithmetic at the stated precision); the bound itself is rig
 
 from __future__ import annotations
 
-from exactattn.noise_sweep import loglog_slope, parse_taus, sweep_single_head
+from exactattn.analysis.noise_sweep import loglog_slope, parse_taus, sweep_single_head
 
 from .registry import Claim, Verdict, register
 

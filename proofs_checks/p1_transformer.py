@@ -17,8 +17,8 @@ No certificate is written (the independent checker does not know Transformers).
 from __future__ import annotations
 
 from exactattn.errors import NotIdentifiable
-from exactattn.oracle import Oracle
-from exactattn.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
+from exactattn.oracles.oracle import Oracle
+from exactattn.models.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
                                    random_transformer)
 
 from .p2_transformer import transcript_disagreement

@@ -1,6 +1,6 @@
 """P2-approx: with answers off by at most τ, the multi-head learner's parameter error is at
 most C·τ for a model- and query-dependent constant C (P2 approximate-oracle bound;
-DESIGN §4.4).  P2 does not publish C; here it is computed (:mod:`exactattn.sensitivity`).
+DESIGN §4.4).  P2 does not publish C; here it is computed (:mod:`exactattn.learners.sensitivity`).
 
 For each (d, H) of the grid a seeded random real model is learned on mp through noisy
 oracles, τ over decades towards 0.  C is the ∞→∞ norm of the Jacobian of the learner's
@@ -21,7 +21,7 @@ Not certified (real arithmetic); the first-order bound is a limit statement as �
 
 from __future__ import annotations
 
-from exactattn.noise_sweep import (loglog_slope, noise_free_constant, parse_taus,
+from exactattn.analysis.noise_sweep import (loglog_slope, noise_free_constant, parse_taus,
                                    sweep_multi_head)
 
 from .registry import Claim, Verdict, register
@@ -99,4 +99,4 @@ CLAIM = register(Claim(
            "full": {"dH": [[2, 2], [3, 2], [3, 3]], "taus": "1e-10,1e-15,1e-20,1e-25,1e-30",
                     "modes": ["adversarial", "random", "worst-case"], "dps": 50, "seed": 0}},
     run=run,
-    needs=("exactattn.sensitivity",)))
+    needs=("exactattn.learners.sensitivity",)))

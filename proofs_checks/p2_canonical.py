@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import random
 
-from exactattn.models import AttentionHead, MultiHeadAttention, random_head
-from exactattn.oracle import Oracle
+from exactattn.models.attention import AttentionHead, MultiHeadAttention, random_head
+from exactattn.oracles.oracle import Oracle
 
 from .certificates import element_json, heads_json, new_certificate, vector_json
 from .common import count_check, recovery_check

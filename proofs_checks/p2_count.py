@@ -19,8 +19,8 @@ from __future__ import annotations
 import sympy
 
 from exactattn.errors import LearningFailure
-from exactattn.models import random_multi_head
-from exactattn.oracle import Oracle
+from exactattn.models.attention import random_multi_head
+from exactattn.oracles.oracle import Oracle
 
 from .certificates import new_certificate, rational
 from .common import count_check, recovery_check, same_canonical

@@ -5,7 +5,7 @@ every failure is detected (P2, probability one; DESIGN §4.3 "Genericity").
 For each configuration (d, H, box) with S = {−box … box}:
 
 1. the bad-set polynomials of DESIGN §4.3 for a seeded canonical model — det U, det X, pole
-   separation, visibility, unique matching — are built exactly (:mod:`exactattn.genericity`),
+   separation, visibility, unique matching — are built exactly (:mod:`exactattn.analysis.genericity`),
    each shown nonzero at an exact witness (the learner's own draw when it works);
 2. their distinct irreducible factors give D = deg Π factors, so the Schwartz–Zippel lemma
    bounds Pr[fail] ≤ Pr[some factor vanishes] ≤ D/|S|; when |S|^{2d²} is small the exact
@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from exactattn import genericity as G
+from exactattn.analysis import genericity as G
 from exactattn.errors import LearningFailure, SingularBasis
-from exactattn.models import MultiHeadAttention, random_multi_head
-from exactattn.oracle import Oracle
+from exactattn.models.attention import MultiHeadAttention, random_multi_head
+from exactattn.oracles.oracle import Oracle
 
 from .certificates import (element_json, heads_json, new_certificate, poly_json, rational,
                            vector_json)

@@ -32,7 +32,7 @@ from fractions import Fraction
 import sympy
 
 from exactattn.arith import ExpElement, exp_rational
-from exactattn.models import random_multi_head
+from exactattn.models.attention import random_multi_head
 
 from .certificates import (element_json, heads_json, new_certificate, poly_json, rational,
                            vector_json)

@@ -22,8 +22,8 @@ certified sign in Q(t)); the claim's checks above are exact.
 from __future__ import annotations
 
 from exactattn.errors import InvisibleHead
-from exactattn.oracle import Oracle
-from exactattn.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
+from exactattn.oracles.oracle import Oracle
+from exactattn.models.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
                                    random_transformer)
 
 from .registry import Claim, Verdict, register

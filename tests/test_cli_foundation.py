@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 import exactattn as ea
-from exactattn.cli import main
+from exactattn.cli.main import main
 
 
 def _run(capsys, *argv):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from exactattn.cli import main
+from exactattn.cli.main import main
 
 KEYS = {"algorithm", "dim", "heads", "backend", "queries", "max_length", "expected_queries",
         "expected_max_length", "recovered", "max_error", "tolerance", "seconds"}

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 import exactattn as ea
-from exactattn.cli import main
-from exactattn.progress import Progress, progress_enabled, track
+from exactattn.cli.main import main
+from exactattn.presentation.progress import Progress, progress_enabled, track
 
 KEY_LINES = [
     "1. The hidden model: 2 head(s) in dimension d = 2",
@@ -36,7 +36,7 @@ KEY_LINES = [
 
 def cli(*args):
     """Run the installed command with stdout and stderr as pipes (not terminals)."""
-    return subprocess.run([sys.executable, "-m", "exactattn.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "exactattn", *args], capture_output=True,
                           text=True, timeout=120)
 
 
@@ -85,7 +85,7 @@ def _run_with_tty_stderr(args):
     """stdout piped, stderr a pseudo-terminal: what a user at a terminal sees on stderr."""
     master, slave = os.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "exactattn.cli", *args],
+        proc = subprocess.run([sys.executable, "-m", "exactattn", *args],
                               stdout=subprocess.PIPE, stderr=slave, timeout=120)
     finally:
         os.close(slave)

@@ -25,7 +25,7 @@ CASES = {
 }
 #: examples that need modules built elsewhere (issue 6: approximate oracles): script →
 #: (module it needs, arguments, PNG name)
-OPTIONAL = {"noise.py": ("exactattn.noise_sweep", ["--dim", "2", "--points", "3"], "noise")}
+OPTIONAL = {"noise.py": ("exactattn.analysis.noise_sweep", ["--dim", "2", "--points", "3"], "noise")}
 
 
 def png_size(path: Path):

@@ -14,7 +14,7 @@ D = 8
 
 
 def _same(res, head):
-    return ea.same_function(res.model(), ea.MultiHeadAttention([head]))
+    return ea.same_function(res.model, ea.MultiHeadAttention([head]))
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])
@@ -109,7 +109,7 @@ def test_cs_baseline_recovers_with_enough_measurements():
     head = random_low_rank_head(d, r, seed=2, kind="real")
     res = learn_low_rank_cs(ea.Oracle(head, backend="float"), d, 30, seed=0)
     assert res.queries == d + 30 and res.max_length == 2
-    W = np.array(res.heads[0][0])
+    W = np.array(res.heads[0].W)
     Wt = np.array([[float(x) for x in row] for row in head.W])
     assert np.linalg.norm(W - Wt) / np.linalg.norm(Wt) < 1e-5
     assert float(mpmath.mpf(parameter_error(head, res.heads))) < 1e-5

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import exactattn as ea
 from exactattn.arith import get_backend
-from exactattn.models import AttentionHead, MultiHeadAttention, same_function
+from exactattn.models.attention import AttentionHead, MultiHeadAttention, same_function
 
 MP = get_backend("mp", dps=50)
 

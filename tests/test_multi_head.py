@@ -22,7 +22,7 @@ def _learn(model, **kw):
 def test_exact_recovery_and_counts_H_known(d, H):
     model = ea.random_multi_head(d, H, seed=10 * d + H)
     oracle, res = _learn(model, heads=H, seed=d * H)
-    assert res.model().head_set() == model.head_set()       # exact canonical equality
+    assert res.model.head_set() == model.head_set()       # exact canonical equality
     assert res.queries == oracle.queries == 4 * H * d * d - 2 * H + 1
     assert res.max_length == oracle.max_length == 2 * H + 1
     assert res.certificate["certified"] is True
@@ -35,7 +35,7 @@ def test_exact_recovery_with_bound(d, H):
     H0 = H + 1
     model = ea.random_multi_head(d, H, seed=100 + 10 * d + H)
     oracle, res = _learn(model, heads_bound=H0, seed=7 * d + H)
-    assert ea.same_function(res.model(), model)
+    assert ea.same_function(res.model, model)
     assert len(res.heads) == H
     assert res.queries == 4 * H0 * d * d - 2 * H0 + 1
     assert res.max_length == 2 * H0 + 1
@@ -51,7 +51,7 @@ def test_merging_equal_W_and_dropping_cancelled_heads():
         (W3, [-1, 3]),
     ])
     oracle, res = _learn(model, heads_bound=5, seed=3)
-    got = res.model().head_set()
+    got = res.model.head_set()
     assert got == model.canonical().head_set()
     assert len(got) == 2
     assert (tuple(map(tuple, W1)), (Fraction(3, 2), Fraction(1))) in \
@@ -84,7 +84,7 @@ def test_plain_callable_oracle():
         return model(tokens, "exact")
 
     res = learn_multi_head(f, 3, heads=2, seed=2)
-    assert res.model().head_set() == model.head_set()
+    assert res.model.head_set() == model.head_set()
     assert len(calls) == published_count(3, 2)
     assert max(calls) == published_max_length(2)
 
@@ -101,14 +101,14 @@ def test_small_box_failures_are_detected_and_resampling_recovers():
         except ea.LearningFailure as e:
             seen.add(e.reason)
             continue
-        assert res.model().head_set() == model.head_set()
+        assert res.model.head_set() == model.head_set()
     assert seen, "box=1 should produce at least one detected failure in 12 draws"
     assert seen <= {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching"}
 
     model = ea.random_multi_head(2, 2, seed=203)
     oracle = ea.Oracle(model)
     res = learn_multi_head(oracle, 2, heads=2, seed=0, box=1, resample=True, max_attempts=40)
-    assert res.model().head_set() == model.head_set()
+    assert res.model.head_set() == model.head_set()
     failed = [a for a in res.extra["attempts"] if a["reason"] != "ok"]
     assert res.queries == oracle.queries
     # each failure records the queries spent so far; the last attempt costs the formula
@@ -130,7 +130,7 @@ def test_resample_reports_extra_queries():
         oracle = ea.Oracle(model)
         res = learn_multi_head(oracle, 2, heads=2, seed=seed, box=1, resample=True,
                                max_attempts=40)
-        assert res.model().head_set() == model.head_set()
+        assert res.model.head_set() == model.head_set()
         assert res.queries == oracle.queries > published_count(2, 2)
         assert any("extra queries" in n for n in res.notes)
         return
@@ -185,7 +185,7 @@ def test_large_rationals_retry_with_a_larger_prime():
     W2 = [[0, Fraction(3, 4)], [Fraction(-1, 4), 0]]
     model = ea.MultiHeadAttention([(W1, [big, 1]), (W2, [-1, big])])
     oracle, res = _learn(model, heads=2, seed=0)
-    assert res.model().head_set() == model.head_set()
+    assert res.model.head_set() == model.head_set()
     assert res.queries == published_count(2, 2)
     assert res.extra["engine"]["prime_bits"] > 64
 

@@ -8,15 +8,16 @@ import pytest
 
 import exactattn as ea
 from exactattn.arith import get_backend
-from exactattn.cli import main
+from exactattn.cli.main import main
 from exactattn.errors import ConditionsNotMet, LearningFailure
 from exactattn.learners.compare import parameter_error
 from exactattn.learners.noisy import learn_multi_head_noisy, learn_single_head_noisy, p1_bounds
-from exactattn.membership import (MembershipOracle, bisection_steps,
-                                  learn_single_head_membership, membership_query_count)
-from exactattn.noise_sweep import (WorstCaseNoise, noise_free_constant, single_head_assumptions,
+from exactattn.learners.membership import (bisection_steps, learn_single_head_membership,
+                                           membership_query_count)
+from exactattn.oracles.membership import MembershipOracle
+from exactattn.analysis.noise_sweep import (WorstCaseNoise, noise_free_constant, single_head_assumptions,
                                    sweep_single_head)
-from exactattn.oracle import Additive, Oracle
+from exactattn.oracles.oracle import Additive, Oracle
 
 DPS = 50
 MODES = ("adversarial", "random")
@@ -169,7 +170,7 @@ def test_p2_noise_breaking_the_conditions_is_reported(p2):
 def test_p2_constant_from_an_observed_transcript():
     # C computed by the learner from its own (noisy) answers, and for a learn_multi_head run
     from exactattn.learners.multi_head import learn_multi_head
-    from exactattn.sensitivity import constant_for
+    from exactattn.learners.sensitivity import constant_for
     model = ea.random_multi_head(2, 1, seed=3, kind="real")
     tau = Fraction(1, 10 ** 15)
     oracle = Oracle(model, backend="mp", dps=30, noise=Additive(tau, "adversarial"))

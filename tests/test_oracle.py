@@ -9,7 +9,7 @@ import pytest
 import exactattn as ea
 from exactattn.arith import ExpElement, get_backend
 from exactattn.errors import BudgetExceeded, PeekError, QueryError
-from exactattn.oracle import Additive, Oracle, Rounding, as_oracle
+from exactattn.oracles.oracle import Additive, Oracle, Rounding, as_oracle
 
 
 @pytest.fixture

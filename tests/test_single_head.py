@@ -21,7 +21,7 @@ def test_exact_counts_and_recovery(d):
     assert [list(r) for r in W] == [list(r) for r in model.W]       # exact Fractions
     assert list(v) == list(model.v)
     assert all(isinstance(x, F) for r in W for x in r)
-    assert ea.same_function(res.model(), ea.MultiHeadAttention([model]))
+    assert ea.same_function(res.model, ea.MultiHeadAttention([model]))
     assert res.certificate["claim"] == "P1 Thm 4.1"
     assert res.certificate["transcript_reproduced_exactly"] == d * d + d
 
@@ -77,7 +77,7 @@ def test_adversarial_multi_head_needs_a_holdout_query():
     W2 = [[0, F(1, 4), F(1, 2)], [F(-1, 4), F(1, 2), 0], W1[2]]
     model = ea.MultiHeadAttention([(W1, [2, 2, 1]), (W2, [0, 0, 1])])
     res = learn_single_head(ea.Oracle(model), 3)
-    assert not ea.same_function(res.model(), model)
+    assert not ea.same_function(res.model, model)
     with pytest.raises(ea.NotAttention, match="held-out"):
         learn_single_head(ea.Oracle(model), 3, holdout=2, seed=0)
 
@@ -85,7 +85,7 @@ def test_adversarial_multi_head_needs_a_holdout_query():
 def test_callable_oracles():
     model = ea.random_head(3, seed=7)
     res = learn_single_head(lambda X: model(X, "exact"), 3)
-    assert ea.same_function(res.model(), ea.MultiHeadAttention([model]))
+    assert ea.same_function(res.model, ea.MultiHeadAttention([model]))
     assert res.queries == 12
     real = ea.random_head(3, seed=7, kind="real")
     res = learn_single_head(lambda X: real(X, "mp", 40), 3, backend="mp", dps=40)
@@ -135,5 +135,5 @@ def test_any_rational_head_with_nonzero_v_is_recovered_exactly(Wv):
     head = ea.AttentionHead(W, v)          # v may have zero entries: probes e_k + s·e_p
     res = learn_single_head(ea.Oracle(head), len(v))
     assert res.queries == len(v) ** 2 + len(v)
-    assert [list(r) for r in res.heads[0][0]] == [list(r) for r in head.W]
-    assert list(res.heads[0][1]) == list(head.v)
+    assert [list(r) for r in res.heads[0].W] == [list(r) for r in head.W]
+    assert list(res.heads[0].v) == list(head.v)

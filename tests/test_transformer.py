@@ -15,7 +15,7 @@ import exactattn as ea
 from exactattn.learners.relu_ffn import TooManyUnits, learn_relu_ffn
 from exactattn.learners.transformer import (antisymmetric_oracle, learn_transformer,
                                             learn_transformer_p1, learn_transformer_p2)
-from exactattn.transformer import (OneLayerTransformer, Scalars, _unit_form, first_disagreement,
+from exactattn.models.transformer import (OneLayerTransformer, Scalars, _unit_form, first_disagreement,
                                    normalize_direction, random_sequences, random_transformer,
                                    same_transformer_function, transformer_distance,
                                    transformer_from_json, transformer_to_json)
@@ -188,13 +188,13 @@ def test_mp_recovers_gaussian_transformers(d, H, k, method):
 
 # ---------------------------------------------------------------------- CLI
 def test_cli_learn_transformer_json():
-    out = subprocess.run([sys.executable, "-m", "exactattn.cli", "learn", "transformer",
+    out = subprocess.run([sys.executable, "-m", "exactattn", "learn", "transformer",
                           "--dim", "2", "--heads", "2", "--hidden", "3", "--seed", "1", "--json"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     o = json.loads(out.stdout)
     assert o["recovered"] and o["attention_queries"] == 2 * (4 * 2 * 4 - 4 + 1)
     assert o["queries"] == o["attention_queries"] + o["ffn_queries"]
-    bad = subprocess.run([sys.executable, "-m", "exactattn.cli", "learn", "multi-head", "--dim",
+    bad = subprocess.run([sys.executable, "-m", "exactattn", "learn", "multi-head", "--dim",
                           "2", "--hidden", "3"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2

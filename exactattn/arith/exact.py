@@ -15,7 +15,7 @@ from math import lcm
 from flint import fmpq, fmpq_mat
 
 from ..errors import SingularSystem
-from ..numbers import to_rational
+from .numbers import to_rational
 from .base import Backend
 from .expfield import ExpElement, exp_rational, poly
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import SingularSystem
-from ..numbers import to_rational
+from .numbers import to_rational
 from .base import Backend
 
 __all__ = ["FloatBackend"]

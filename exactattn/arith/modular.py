@@ -12,15 +12,14 @@ give a model that the exact certification rejects, never a wrong certified answe
 from __future__ import annotations
 
 import random
-from fractions import Fraction
-from math import isqrt
 
-from flint import fmpz, fmpz_mod_ctx, fmpz_mod_poly_ctx
+from flint import fmpz
 
 from ..errors import ExactAttnError
 from .expfield import ExpElement
+from .fields import PrimeField, rational_reconstruction
 
-__all__ = ["PrimeField", "ModularImage", "BadReduction", "random_prime", "rational_reconstruction"]
+__all__ = ["ModularImage", "BadReduction", "random_prime", "rational_reconstruction"]
 
 
 class BadReduction(ExactAttnError, ArithmeticError):
@@ -44,63 +43,6 @@ def random_prime(bits: int, rng: random.Random):
             n *= q
         if fmpz(n + 1).is_prime():
             return n + 1, sorted(set(factors))
-
-
-def rational_reconstruction(a: int, p: int):
-    """The fraction r/s with |r|, s ≤ √(p/2) and r ≡ a·s (mod p), or None (Wang's method)."""
-    bound = isqrt(p // 2)
-    r0, r1 = p, a % p
-    s0, s1 = 0, 1
-    while r1 > bound:
-        q = r0 // r1
-        r0, r1 = r1, r0 - q * r1
-        s0, s1 = s1, s0 - q * s1
-    if s1 == 0 or abs(s1) > bound:
-        return None
-    f = Fraction(r1, s1)
-    if (f.numerator - a * f.denominator) % p:
-        return None
-    return f
-
-
-class PrimeField:
-    """F_p as a field for the backend-generic interpolation (exact zero test)."""
-
-    exact = True
-
-    def __init__(self, p: int):
-        self.p = int(p)
-        self.ctx = fmpz_mod_ctx(self.p)
-        self.poly_ctx = fmpz_mod_poly_ctx(self.p)
-        self.zero = self.ctx(0)
-        self.one = self.ctx(1)
-
-    def from_int(self, n: int):
-        return self.ctx(n)
-
-    def is_zero(self, a) -> bool:
-        return a.is_zero()
-
-    def pivot(self, column) -> int | None:
-        """Index of a usable pivot (first nonzero), or None."""
-        for i, a in enumerate(column):
-            if not a.is_zero():
-                return i
-        return None
-
-    def roots(self, coeffs):
-        """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field)."""
-        P = self.poly_ctx(list(coeffs))
-        rts = P.roots()
-        found = sum(mult for _, mult in rts)
-        return [(r, mult) for r, mult in rts], found == P.degree()
-
-    def lift(self, a):
-        """Rational reconstruction of a ∈ F_p, or None."""
-        return rational_reconstruction(int(a), self.p)
-
-    def __repr__(self):
-        return f"PrimeField(p of {self.p.bit_length()} bits)"
 
 
 class ModularImage:

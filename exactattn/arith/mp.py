@@ -15,7 +15,7 @@ import mpmath
 from mpmath.ctx_mp_python import _mpf
 
 from ..errors import SingularSystem
-from ..numbers import to_rational
+from .numbers import to_rational
 from .base import Backend
 
 __all__ = ["MPBackend"]

@@ -19,9 +19,9 @@ from fractions import Fraction
 
 from ..arith import get_backend
 from ..errors import CertificationFailed, NotAttention, NotIdentifiable
-from ..models import AttentionHead, MultiHeadAttention
-from ..numbers import format_rational
-from ..oracle import as_oracle
+from ..models.attention import AttentionHead, MultiHeadAttention
+from ..arith.numbers import format_rational
+from ..oracles.oracle import as_oracle
 
 __all__ = ["Session", "check_dim", "unit", "read_value_vector", "bilinear", "certify",
            "holdout_check", "fmt"]

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import mpmath
 
-from ..models import AttentionHead, MultiHeadAttention
+from ..models.attention import AttentionHead, MultiHeadAttention
 
 __all__ = ["match_heads", "parameter_error", "default_tolerance"]
 

@@ -13,9 +13,9 @@ from fractions import Fraction
 from math import lcm
 
 from ..arith.expfield import ExpElement
-from ..arith.modular import BadReduction, ModularImage, PrimeField, random_prime
+from ..arith.fields import PrimeField, RealField
+from ..arith.modular import BadReduction, ModularImage, random_prime
 from ..errors import NotAttention
-from ..interpolation import RealField
 
 __all__ = ["ModularEngine", "RealEngine", "make_engine"]
 

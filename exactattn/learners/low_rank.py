@@ -266,7 +266,7 @@ def random_low_rank_head(dim: int, rank: int, seed=None, kind: str = "rational")
     rational: Q, K entries in {−2..2}/2 (redrawn until rank W = rank, exact), v_i ∈ {±1..±4}/2;
     real: Gaussian Q, K (sd 1/√d), W = QKᵀ formed exactly in mpmath (so its rank is exactly
     `rank` at any working precision), Gaussian v."""
-    from ..models import AttentionHead
+    from ..models.attention import AttentionHead
     d = check_dim(dim)
     if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= d:
         raise ValueError(f"rank must be an integer in 0..{d}, got {rank!r}")
@@ -280,7 +280,7 @@ def random_low_rank_head(dim: int, rank: int, seed=None, kind: str = "rational")
 
 def _rational_low_rank(d, r, rng):
     from flint import fmpq_mat
-    from ..models import AttentionHead
+    from ..models.attention import AttentionHead
     for _ in range(1000):
         Q = [[Fraction(rng.randint(-2, 2), 2) for _ in range(r)] for _ in range(d)]
         K = [[Fraction(rng.randint(-2, 2), 2) for _ in range(r)] for _ in range(d)]

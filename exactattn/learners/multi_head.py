@@ -27,9 +27,9 @@ import time
 from ..arith.modular import BadReduction
 from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, InvisibleHead,
                       LearningFailure, NotAttention, SingularBasis, SingularSystem)
-from ..interpolation import solve_family
-from ..models import AttentionHead, MultiHeadAttention
-from ..oracle import as_oracle
+from .interpolation import solve_family
+from ..models.attention import AttentionHead, MultiHeadAttention
+from ..oracles.oracle import as_oracle
 from .engines import make_engine
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length

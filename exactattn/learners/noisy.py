@@ -4,7 +4,7 @@
   with scaled probes and a clipped inverse sigmoid, and an explicit, rigorous error bound
   computed from (B, μ, τ, d).
 * :func:`learn_multi_head_noisy` — the P2 multi-head learner run on noisy answers, with the
-  P2 approximate-oracle constant C computed for the run (:mod:`exactattn.sensitivity`) and
+  P2 approximate-oracle constant C computed for the run (:mod:`exactattn.learners.sensitivity`) and
   the predicted error C·τ.
 
 Neither learner presents an answer as good when the assumptions behind its bound fail: the
@@ -21,7 +21,7 @@ import time
 from fractions import Fraction
 
 from ..errors import ConditionsNotMet, LearningFailure
-from ..oracle import as_oracle
+from ..oracles.oracle import as_oracle
 from ._p1 import Session, check_dim, unit
 from .result import LearnResult
 
@@ -269,7 +269,7 @@ def _recover_noisy(schedule, answers, be, H0, tau, cap):
     several (AmbiguousMatching, raised rather than guessed), so the smallest tolerance that
     works is the one the noise needs; :meth:`Sensitivity.conditions` then checks it against
     the first-order perturbations.  Raises ConditionsNotMet when none works."""
-    from ..sensitivity import recover
+    from .sensitivity import recover
     failures, last = [], None
     for tol in _tolerances(be, tau, cap):
         try:
@@ -291,7 +291,7 @@ def learn_multi_head_noisy(oracle, dim, heads, tolerance, backend=None, dps=None
                            strict=False, constant=True, sensitivity=None,
                            max_matching_tolerance=None):
     """The P2 multi-head learner on answers within ±τ, with the P2 approximate-oracle bound
-    C·τ computed for the run (DESIGN §4.4; :mod:`exactattn.sensitivity`).
+    C·τ computed for the run (DESIGN §4.4; :mod:`exactattn.learners.sensitivity`).
 
     Same queries as :func:`~exactattn.learners.multi_head.learn_multi_head` (the same bases
     for the same ``seed``): 4Hd² − 2H + 1 queries of length ≤ 2H + 1, mp backend.  The
@@ -302,7 +302,7 @@ def learn_multi_head_noisy(oracle, dim, heads, tolerance, backend=None, dps=None
 
     ``constant=True`` computes C (``extra["C"]``, ``extra["predicted_error"]`` = C·τ and the
     conditions in ``extra["sensitivity"]``) at twice the working precision from the observed
-    answers; ``sensitivity=`` supplies a :class:`~exactattn.sensitivity.Sensitivity` computed
+    answers; ``sensitivity=`` supplies a :class:`~exactattn.learners.sensitivity.Sensitivity` computed
     before for the same bases (e.g. at the noise-free answers) instead; ``constant=False``
     skips both (then nothing is claimed about the error).  Conditions that fail at this τ are
     flagged (``extra["conditions_met"]``, notes) or, with ``strict=True``, raised as
@@ -341,7 +341,7 @@ def _attach_constant(result, schedule, answers, be, H, tau, tol, strict, sens=No
     """C, C·τ and the conditions at τ (P2 approximate-oracle bound) into ``result``.  When
     the first-order mismatches need a larger matching tolerance than the one that worked,
     the recovery is re-run at twice that tolerance: it must still match uniquely."""
-    from ..sensitivity import approximate_constant, recover
+    from .sensitivity import approximate_constant, recover
     if sens is None:
         sens = approximate_constant(schedule, answers, H, tol)
     need = sens.required_tolerance(tau)

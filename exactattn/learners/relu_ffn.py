@@ -3,7 +3,7 @@ queries: the FFN learner of the P1 one-layer reduction (for one head, the length
 T([x]) = Σ_j w_j ReLU((V a_j)·x) are such a network).
 
 f is positively homogeneous and piecewise linear; its canonical form is the kink form
-f(x) = ℓ·x + Σ_m c_m |N_m·x| (exactattn.transformer.KinkForm): one term per hyperplane
+f(x) = ℓ·x + Σ_m c_m |N_m·x| (exactattn.models.transformer.KinkForm): one term per hyperplane
 N_m·x = 0 on which units sit.  The learner finds the hyperplanes from kinks along segments:
 
 1. random basis q, p_1, …, p_{n−1} (exact: integer box; mp: Gaussian);
@@ -37,7 +37,7 @@ from fractions import Fraction
 from ..arith import get_backend
 from ..errors import (AmbiguousMatching, CertificationFailed, LearningFailure, SingularBasis,
                       SingularSystem)
-from ..transformer import KinkForm, Scalars, _unit_form, normalize_direction, \
+from ..models.transformer import KinkForm, Scalars, _unit_form, normalize_direction, \
     units_from_kink_form
 
 __all__ = ["learn_relu_ffn", "ReluResult", "segment_kinks", "NotReluNetwork", "TooManyUnits"]

@@ -7,11 +7,14 @@ from dataclasses import dataclass, field
 
 @dataclass
 class LearnResult:
-    """Recovered heads as (W, v) pairs (W[i][j], v[i]) plus counts, transcript and checks.
+    """Recovered heads as :class:`~exactattn.models.AttentionHead` objects (``.W[i][j]``,
+    ``.v[i]``; a head also unpacks as ``W, v = head``) plus counts, transcript and checks.
 
-    ``heads`` are canonical (P2) for multi-head learners; ``certificate`` holds the exact
+    ``heads`` are canonical (P2) for multi-head learners; ``model`` is the recovered model
+    (a :class:`~exactattn.models.MultiHeadAttention` here); ``certificate`` holds the exact
     certification record on the exact backend (None elsewhere); ``notes`` lists
-    non-fatal observations (e.g. fewer canonical heads than the bound)."""
+    non-fatal observations (e.g. fewer canonical heads than the bound).  The learners pass
+    (W, v) pairs; they are turned into heads once, here."""
 
     algorithm: str
     dim: int
@@ -27,10 +30,16 @@ class LearnResult:
     extra: dict = field(default_factory=dict, repr=False)
     seconds: float | None = None
 
+    def __post_init__(self):
+        from ..models.attention import AttentionHead
+        self.heads = [h if isinstance(h, AttentionHead) else AttentionHead(*h)
+                      for h in self.heads]
+
+    @property
     def model(self):
-        """The recovered heads as a MultiHeadAttention."""
-        from ..models import MultiHeadAttention
-        return MultiHeadAttention(self.heads)
+        """The recovered model: the heads as a MultiHeadAttention of dimension ``dim``."""
+        from ..models.attention import MultiHeadAttention
+        return MultiHeadAttention(self.heads, dim=self.dim)
 
     def __repr__(self):
         return (f"LearnResult({self.algorithm}, d={self.dim}, backend={self.backend}, "
@@ -40,10 +49,10 @@ class LearnResult:
 
     def _repr_markdown_(self):
         """Notebook display: the accounting line and the recovered heads as matrices."""
-        from ..display import latex_heads
+        from ..models.latex import latex_heads
         expected = "" if self.expected_queries is None else f" (expected {self.expected_queries})"
         line = (f"**LearnResult** {self.algorithm} · d = {self.dim} · backend {self.backend} · "
                 f"{self.queries} queries{expected} · max length {self.max_length} · "
                 f"{'certified exactly' if self.certificate else 'not certified'}")
         notes = "".join(f"\n- {n}" for n in self.notes)
-        return f"{line}\n{notes}\n\n{latex_heads(self.heads)}"
+        return f"{line}\n{notes}\n\n{latex_heads([(h.W, h.v) for h in self.heads])}"

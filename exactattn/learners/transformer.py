@@ -14,7 +14,7 @@ T([x]) = Σ_j w_j ReLU((V a_j)·x), a bias-free ReLU network on Rᵈ learned by
 
 **P2 Transformer extension** (:func:`learn_transformer_p2`, any number of heads, no separate
 FFN algorithm).  With the W_h known, Φ(X) = (p_1(X), …, p_H(X)) ∈ R^{Hd} is computable and
-T(X) = f(Φ(X)), f(P) = ℓ·P + Σ_n c_n|N_n·P| (the kink form, exactattn.transformer), where
+T(X) = f(Φ(X)), f(P) = ℓ·P + Σ_n c_n|N_n·P| (the kink form, exactattn.models.transformer), where
 ℓ = ½(v_1, …, v_H) is already known from the attention part.  On a region where no unit's
 argument changes sign, T(X) = G·Φ(X) with the region's functional G = ℓ + Σ_n c_n s_n N_n.
 
@@ -64,9 +64,9 @@ from math import lcm
 
 from ..arith.expfield import as_fmpq, poly, terms as poly_terms
 from ..errors import (CertificationFailed, InvisibleHead, LearningFailure, SingularSystem)
-from ..models import MultiHeadAttention
-from ..oracle import as_oracle
-from ..transformer import (KinkForm, OneLayerTransformer, Scalars, normalize_direction,
+from ..models.attention import MultiHeadAttention
+from ..oracles.oracle import as_oracle
+from ..models.transformer import (KinkForm, OneLayerTransformer, Scalars, normalize_direction,
                            units_from_kink_form)
 from .relu_ffn import TooManyUnits, learn_relu_ffn
 from .result import LearnResult
@@ -98,8 +98,9 @@ class TransformerResult(LearnResult):
     ffn_queries: int = 0
     units_identified: bool = False
 
+    @property
     def model(self):
-        """The recovered Transformer."""
+        """The recovered model: the Transformer (functionally equivalent to the oracle)."""
         return self.transformer
 
     def __repr__(self):
@@ -545,7 +546,7 @@ def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=
         raise NotTransformer("the linear part of the FFN (length-1 queries) differs from half "
                              "the antisymmetric head's v: not a one-head Transformer",
                              linear=[str(x) for x in ffn.form.linear], half_v=[str(x) for x in ell])
-    W = tuple(map(tuple, att.heads[0][0]))
+    W = att.heads[0].W
     form = KinkForm([W], ell, ffn.form.terms, dim)
     model, unique = transformer_from_kink_form(form, num)
     checked = _certify(model, orc.transcript[first:], be, num)
@@ -595,9 +596,9 @@ def _result(algorithm, d, be, att, model, form, unique, orc, q0, first, att_call
 
 def compare_recovery(model, result, be):
     """(recovered, error, tolerance, fields) for ``exactattn learn transformer``: exact —
-    equal kink forms (the function's canonical form, exactattn.transformer); mp — the
+    equal kink forms (the function's canonical form, exactattn.models.transformer); mp — the
     kink-form distance (transformer_distance) within 10^(−dps/2)."""
-    from ..transformer import same_transformer_function, transformer_distance
+    from ..models.transformer import same_transformer_function, transformer_distance
     dps = getattr(be, "dps", None) or 30
     err = transformer_distance(model, result.transformer, dps=dps)
     if be.name == "exact":

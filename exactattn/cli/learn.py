@@ -84,13 +84,13 @@ def _check_args(a):
 def _model(a):
     kind = "rational" if a.backend == "exact" else "real"
     if a.variant == "transformer":
-        from ..transformer import random_transformer
+        from ..models.transformer import random_transformer
         return random_transformer(a.dim, a.heads, a.hidden or 2, seed=a.seed, kind=kind)
     if a.variant == "low-rank":
         from ..learners.low_rank import random_low_rank_head
-        from ..models import MultiHeadAttention
+        from ..models.attention import MultiHeadAttention
         return MultiHeadAttention([random_low_rank_head(a.dim, a.rank, seed=a.seed, kind=kind)])
-    from ..models import random_multi_head
+    from ..models.attention import random_multi_head
     return random_multi_head(a.dim, a.heads, seed=a.seed, kind=kind)
 
 
@@ -125,9 +125,9 @@ def run(a):
     from ..arith import get_backend
     from ..errors import LearningFailure
     from ..learners.compare import default_tolerance, parameter_error
-    from ..models import same_function
-    from ..oracle import Oracle
-    from ..progress import Progress
+    from ..models.attention import same_function
+    from ..oracles.oracle import Oracle
+    from ..presentation.progress import Progress
     _check_args(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
     model = _model(a)
@@ -148,7 +148,7 @@ def run(a):
     else:
         tol = default_tolerance(be)
         err = parameter_error(model, result.heads, dps=getattr(be, "dps", None) or 30)
-        recovered = same_function(model, result.model()) if be.name == "exact" else \
+        recovered = same_function(model, result.model) if be.name == "exact" else \
             bool(err <= tol)
     out = dict(base, algorithm=result.algorithm, queries=result.queries,
                max_length=result.max_length, expected_queries=result.expected_queries,

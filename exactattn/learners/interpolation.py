@@ -14,63 +14,18 @@ agree on at most n + H* < 2H₀ + 1 points.  :func:`poles_and_residues` turns P/
 
 A *field* supplies ``zero``, ``one``, ``from_int``, ``is_zero``, ``pivot(column)`` and
 ``roots(coeffs)``; elements use Python operators.  Implemented by
-:class:`~exactattn.arith.modular.PrimeField` (exact, F_p) and :class:`RealField` (mp/float).
+:class:`~exactattn.arith.fields.PrimeField` (exact, F_p) and
+:class:`~exactattn.arith.fields.RealField` (mp/float).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import NotAttention
+from ..errors import NotAttention
 
-__all__ = ["RealField", "RationalFit", "fit_rational", "poles_and_residues", "solve_family",
+__all__ = ["RationalFit", "fit_rational", "poles_and_residues", "solve_family",
            "solve_linear", "poly_eval"]
-
-
-class RealField:
-    """The reals of an mp or float backend, as a field for interpolation (tolerance-based)."""
-
-    exact = False
-
-    def __init__(self, backend, tolerance=None):
-        self.backend = backend
-        self.zero = backend.scalar(0)
-        self.one = backend.scalar(1)
-        self.tolerance = backend.tolerance if tolerance is None else tolerance
-
-    def from_int(self, n):
-        return self.backend.scalar(n)
-
-    def is_zero(self, a) -> bool:
-        return abs(a) <= self.tolerance
-
-    def pivot(self, column):
-        best = max(range(len(column)), key=lambda i: abs(column[i]), default=None)
-        if best is None or abs(column[best]) <= self.tolerance:
-            return None
-        return best
-
-    def roots(self, coeffs):
-        """Real roots of Σ coeffs[i] m^i; (roots with multiplicity 1, all_real)."""
-        n = len(coeffs) - 1
-        while n > 0 and self.is_zero(coeffs[n]):
-            n -= 1
-        if n == 0:
-            return [], True
-        if self.backend.name == "mp":
-            ctx = self.backend.ctx
-            try:
-                rts = ctx.polyroots(list(reversed(coeffs[: n + 1])), maxsteps=200,
-                                    extraprec=4 * ctx.prec)
-            except ctx.NoConvergence:
-                return [], False
-            scale = max(1, max(abs(r) for r in rts))
-            real = [ctx.re(r) for r in rts if abs(ctx.im(r)) <= self.tolerance * 1e3 * scale]
-        else:
-            import numpy as np
-            rts = np.roots(list(reversed([float(c) for c in coeffs[: n + 1]])))
-            real = [float(r.real) for r in rts if abs(r.imag) <= 1e-9 * max(1.0, abs(r))]
-        return [(r, 1) for r in real], len(real) == n
 
 
 def poly_eval(coeffs, m, field):

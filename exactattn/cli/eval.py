@@ -20,7 +20,7 @@ def register(sub):
 
 
 def _tokens(data, be):
-    from ..numbers import parse_rational
+    from ..arith.numbers import parse_rational
     if not isinstance(data, list) or not all(isinstance(t, list) for t in data):
         raise ValueError("query JSON must be a list of token vectors (a list of lists)")
     out = []
@@ -58,7 +58,7 @@ def _float_error(x, where):
 
 def run(args):
     from ..arith import get_backend
-    from ..models import model_from_json
+    from ..models.attention import model_from_json
     model = model_from_json(read_json(args.model, "model"))
     be = get_backend(args.backend, args.dps)
     toks = _tokens(read_json(args.query, "query"), be)

@@ -12,8 +12,8 @@ import json
 import random
 from fractions import Fraction
 
-from .arith import Backend, get_backend
-from .numbers import format_rational, is_rational_like, parse_rational, to_matrix, to_rational, to_vector
+from ..arith import Backend, get_backend
+from ..arith.numbers import format_rational, is_rational_like, parse_rational, to_matrix, to_rational, to_vector
 
 __all__ = ["AttentionHead", "MultiHeadAttention", "same_function", "random_head",
            "random_multi_head", "model_from_json", "model_to_json", "load_model",
@@ -50,7 +50,7 @@ def _first_real_entry(heads):
 
 def validate_tokens(tokens, dim: int):
     """List of token vectors of length `dim`; raises QueryError naming what is wrong."""
-    from .errors import QueryError
+    from ..errors import QueryError
     if hasattr(tokens, "tolist") and not isinstance(tokens, (list, tuple)):
         tokens = tokens.tolist()
     try:
@@ -91,6 +91,10 @@ class AttentionHead:
     def __call__(self, tokens, backend="exact", dps=None):
         return MultiHeadAttention([self])(tokens, backend, dps)
 
+    def __iter__(self):
+        """``W, v = head``: a head is the pair (W, v)."""
+        return iter((self.W, self.v))
+
     def __eq__(self, other):
         return isinstance(other, AttentionHead) and self.W == other.W and self.v == other.v
 
@@ -102,7 +106,7 @@ class AttentionHead:
 
     def _repr_latex_(self):
         """Notebook display: W and v as matrices (issue 8)."""
-        from .display import latex_heads
+        from .latex import latex_heads
         return latex_heads([(self.W, self.v)],
                            r"&\text{head: } f(X) = \textstyle\sum_i \mathrm{softmax}"
                            r"(X W x_N)_i\, v^{\top} x_i")
@@ -185,7 +189,7 @@ class MultiHeadAttention:
 
     def _repr_latex_(self):
         """Notebook display: every head's W_h and v_h as matrices (issue 8)."""
-        from .display import latex_heads
+        from .latex import latex_heads
         return latex_heads([(h.W, h.v) for h in self.heads],
                            rf"&\text{{multi-head, }} d = {self.dim},\ H = {len(self.heads)}:"
                            rf"\ F = \textstyle\sum_h f_{{W_h, v_h}}")

@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .arith import get_backend
-from .errors import ConditionsNotMet
-from .learners.compare import parameter_error
-from .learners.schedule import published_count
-from .models import random_head, random_multi_head
-from .oracle import Additive, Oracle
+from ..arith import get_backend
+from ..errors import ConditionsNotMet
+from ..learners.compare import parameter_error
+from ..learners.schedule import published_count
+from ..models.attention import random_head, random_multi_head
+from ..oracles.oracle import Additive, Oracle
 
 __all__ = ["sweep_single_head", "sweep_multi_head", "loglog_slope", "parse_taus",
            "DEFAULT_TAUS", "WorstCaseNoise", "single_head_assumptions", "noise_free_constant"]
@@ -80,7 +80,7 @@ def single_head_assumptions(be, head):
 def sweep_single_head(d: int, taus, dps: int = 50, seed: int = 0, mode: str = "adversarial"):
     """P1 Thm 6.1 over τ: one row per τ with the measured errors, the theorem's bounds, their
     ratios, the query count and the assumption flags (module docstring)."""
-    from .learners.noisy import learn_single_head_noisy
+    from ..learners.noisy import learn_single_head_noisy
     be = get_backend("mp", dps)
     head = random_head(d, seed=seed, kind="real")
     B, mu = single_head_assumptions(be, head)
@@ -126,7 +126,7 @@ def _noisy_oracle(model, be, tau, mode, seed, sens):
 def noise_free_constant(d: int, H: int, dps: int = 50, seed: int = 0):
     """The Sensitivity (C and its conditions; P2 approximate-oracle bound) of the sweep's
     model and queries at the noise-free answers."""
-    from .learners.noisy import learn_multi_head_noisy
+    from ..learners.noisy import learn_multi_head_noisy
     model = random_multi_head(d, H, seed=seed, kind="real")
     clean = learn_multi_head_noisy(Oracle(model, backend="mp", dps=dps), d, H, 0, seed=seed)
     return clean.extra["sensitivity"]
@@ -140,7 +140,7 @@ def sweep_multi_head(d: int, H: int, taus, dps: int = 50, seed: int = 0,
     (uniform in [−τ, τ]) or "worst-case" (:class:`WorstCaseNoise`).  A τ at which the
     recovery breaks down gives a row with ``conditions_met`` False and the failure, not an
     error.  ``sensitivity`` reuses a :func:`noise_free_constant` computed before."""
-    from .learners.noisy import learn_multi_head_noisy
+    from ..learners.noisy import learn_multi_head_noisy
     be = get_backend("mp", dps)
     model = random_multi_head(d, H, seed=seed, kind="real")
     sens = sensitivity or noise_free_constant(d, H, dps, seed)

@@ -24,9 +24,9 @@ def register(sub):
 
 
 def run(a):
-    from ..demo import DEFAULT_BOX, narrate, run_demo
+    from ..presentation.demo import DEFAULT_BOX, narrate, run_demo
     from ..errors import LearningFailure
-    from ..progress import Progress
+    from ..presentation.progress import Progress
     try:
         with Progress("demo", quiet=a.quiet, json=a.json) as progress:
             data = run_demo(a.dim, a.heads, a.seed, a.box or DEFAULT_BOX, progress)

@@ -1,5 +1,5 @@
 """Command-line interface (DESIGN §7).  Each command lives in its own module under
-``exactattn.commands`` and registers itself here; bad arguments exit with status 2 and a
+``exactattn.cli`` and registers itself here; bad arguments exit with status 2 and a
 one-line reason, learning or check failures with status 1."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import argparse
 import importlib
 import sys
 
-from . import __version__
-from .errors import ExactAttnError
+from .. import __version__
+from ..errors import ExactAttnError
 
 COMMANDS = ("model", "eval", "learn", "counts", "check", "noise", "demo")
 
@@ -31,9 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for name in COMMANDS:
         try:
-            mod = importlib.import_module(f".commands.{name}", __package__)
+            mod = importlib.import_module(f".{name}", __package__)
         except ModuleNotFoundError as e:
-            if e.name and e.name.endswith(f"commands.{name}"):
+            if e.name and e.name.endswith(f"cli.{name}"):
                 continue  # command not built yet
             raise
         mod.register(sub)

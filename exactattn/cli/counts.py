@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from ..experiments import measure_counts as measure  # noqa: F401  (also this module's API)
-from ..progress import track
+from ..analysis.experiments import measure_counts as measure  # noqa: F401  (also this module's API)
+from ..presentation.progress import track
 from ._common import int_range
 
 

@@ -41,7 +41,7 @@ def copy_count_terms(model, u, x):
 def copy_count_samples(oracle, u, x, H0: int):
     """The 2H₀+1 samples G(0), …, G(2H₀) of the copy-count family I(u, x): the oracle's
     answers to [(x+u) repeated m times, x] (P2 copy-count family; DESIGN §4.3)."""
-    from .learners.schedule import Family
+    from ..learners.schedule import Family
     fam = Family((0,), (0,), tuple(u), tuple(x))
     return [oracle(fam.query(m)) for m in range(2 * H0 + 1)]
 
@@ -56,17 +56,17 @@ def parameter_error_on(model, backend: str, dps, H: int, seed: int = 0):
     matching heads, or the failure's reason (a string) when the backend cannot form an
     answer.  The exact backend's error is 0 by exact canonical equality (P2 canonical
     heads); float / mp show where rounding breaks the copy-count interpolation."""
-    from .errors import LearningFailure
-    from .learners.compare import parameter_error
-    from .learners.multi_head import learn_multi_head
-    from .oracle import Oracle
+    from ..errors import LearningFailure
+    from ..learners.compare import parameter_error
+    from ..learners.multi_head import learn_multi_head
+    from ..oracles.oracle import Oracle
     oracle = Oracle(model, backend=backend, dps=dps)
     try:
         res = learn_multi_head(oracle, model.dim, heads=H, seed=seed, certify=backend == "exact")
     except LearningFailure as e:
         return e.reason
     if backend == "exact":
-        return 0 if res.model().head_set() == model.head_set() else "WRONG"
+        return 0 if res.model.head_set() == model.head_set() else "WRONG"
     # compare at more digits than the backend carries, or mp(60)'s errors round to 0
     return parameter_error(model, res.heads, dps=max(30, (dps or 16) + 20))
 
@@ -75,7 +75,7 @@ def float_vs_exact_row(dim: int, H: int, seed: int = 0) -> dict:
     """One row of the float-vs-exact comparison: the seeded random rational model with H heads
     (seed + H) learned on every backend of :data:`FLOAT_VS_EXACT_BACKENDS`; label → error
     or failure reason (see :func:`parameter_error_on`; P2 schedule, DESIGN §2 backends)."""
-    from .models import random_multi_head
+    from ..models.attention import random_multi_head
     model = random_multi_head(dim, H, seed=seed + H)
     return {backend_label(b, dps): parameter_error_on(model, b, dps, H, seed)
             for b, dps in FLOAT_VS_EXACT_BACKENDS}
@@ -85,11 +85,11 @@ def measure_counts(d: int, H: int, offset: int = 0, seed: int = 0) -> dict:
     """One grid point: learn a random exact model with H heads through a counting oracle
     (P2 count claim 4H₀d² − 2H₀ + 1, length 2H₀ + 1; DESIGN §4.3 schedule), beside P1's
     single-head d² + d and the dimension floor H(d² + d)."""
-    from .errors import LearningFailure
-    from .learners.multi_head import learn_multi_head
-    from .learners.schedule import published_count, published_max_length
-    from .models import random_multi_head
-    from .oracle import Oracle
+    from ..errors import LearningFailure
+    from ..learners.multi_head import learn_multi_head
+    from ..learners.schedule import published_count, published_max_length
+    from ..models.attention import random_multi_head
+    from ..oracles.oracle import Oracle
     H0 = H + offset
     model = random_multi_head(d, H, seed=seed * 1000 + 31 * d + H)
     oracle = Oracle(model, backend="exact")
@@ -102,7 +102,7 @@ def measure_counts(d: int, H: int, offset: int = 0, seed: int = 0) -> dict:
         res = learn_multi_head(oracle, d, heads=None if offset else H,
                                heads_bound=H0 if offset else None, seed=seed)
         row.update(queries=res.queries, max_length=res.max_length,
-                   recovered=res.model().head_set() == model.head_set())
+                   recovered=res.model.head_set() == model.head_set())
     except LearningFailure as e:
         row.update(queries=oracle.queries, max_length=oracle.max_length, recovered=False,
                    error=e.reason)

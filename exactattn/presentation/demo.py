@@ -37,7 +37,7 @@ def _approx(elem, digits: int = 8) -> str:
 def _sparsest(elem, max_terms: int = 400):
     """The element as answered or in lowest terms, whichever has fewer terms (reducing can
     make a sparse element dense: a common factor like 1 + t^k divides out into many terms)."""
-    from .arith.expfield import REDUCE_SPAN, ExpElement
+    from ..arith.expfield import REDUCE_SPAN, ExpElement
     if len(elem.num) + len(elem.den) > max_terms or elem.exponent_span() > REDUCE_SPAN:
         return elem
     low = ExpElement(elem.num, elem.den, elem.L).reduce()  # a copy: reduce() mutates
@@ -45,7 +45,7 @@ def _sparsest(elem, max_terms: int = 400):
 
 
 def _show(elem) -> str:
-    from .arith.expfield import _show as show_poly  # the field's own polynomial printer
+    from ..arith.expfield import _show as show_poly  # the field's own polynomial printer
     var = "t" if elem.L > 1 else "e"
     num = show_poly(elem.num, var)
     return num if elem.den.is_one() else f"({num})/({show_poly(elem.den, var)})"
@@ -88,10 +88,10 @@ def _family_samples(schedule, answers, index):
 def _solve(schedule, answers, index, seed):
     """Interpolate one family as the learner does (modular images, then exact lifting;
     DESIGN §2 fast exact, §4.3): (K, [(score, residue)], L)."""
-    from .arith import get_backend
-    from .arith.modular import BadReduction
-    from .interpolation import solve_family
-    from .learners.engines import make_engine
+    from ..arith import get_backend
+    from ..arith.modular import BadReduction
+    from ..learners.interpolation import solve_family
+    from ..learners.engines import make_engine
     ys = _family_samples(schedule, answers, index)
     for bits in (62, 127, 255, 511):
         engine = make_engine(get_backend("exact"), answers, random.Random(seed), bits)
@@ -107,7 +107,7 @@ def _solve(schedule, answers, index, seed):
 
 def _interpolant(K, terms, m, L):
     """K + Σ c_h / (1 + m z_h) exactly in Q(t), z_h = t^{L s_h} (P2 copy-count family)."""
-    from .arith.expfield import ExpElement, exp_rational
+    from ..arith.expfield import ExpElement, exp_rational
     one = ExpElement.from_rational(1)
     total = ExpElement.from_rational(K)
     for s, c in terms:
@@ -131,7 +131,7 @@ def _model_section(model, H0, box):
 
 
 def _schedule_section(schedule):
-    from .learners.schedule import published_count, published_max_length
+    from ..learners.schedule import published_count, published_max_length
     d, H0 = schedule.d, schedule.H0
     return {"U": [[_q(a) for a in r] for r in schedule.U],
             "X": [[_q(a) for a in r] for r in schedule.X],
@@ -145,7 +145,7 @@ def _schedule_section(schedule):
 def _family_section(schedule, answers, heads, model, seed):
     """I(u₁, x₁): samples, interpolated poles and residues, exact re-check (P2 copy-count
     family and rational interpolation)."""
-    from .experiments import copy_count_terms
+    from ..analysis.experiments import copy_count_terms
     fam = schedule.families[0]
     ys = _family_samples(schedule, answers, 0)
     K, terms, L = _solve(schedule, answers, 0, seed)
@@ -168,8 +168,8 @@ def _family_section(schedule, answers, heads, model, seed):
 def _matching_section(schedule, answers, heads, seed):
     """I(u₁, x₁), I(u₂, x₁) and I(u₁+u₂, x₁): poles multiply (scores add), residues add
     (DESIGN §4.3 step 2) — uses the learner's own matching rule."""
-    from .arith import get_backend
-    from .learners.multi_head import _Close, _match  # the learner's rule, not a copy
+    from ..arith import get_backend
+    from ..learners.multi_head import _Close, _match  # the learner's rule, not a copy
     if schedule.d < 2:
         return None
     d = schedule.d
@@ -187,7 +187,7 @@ def _matching_section(schedule, answers, heads, seed):
 
 
 def _check_section(model, result):
-    from .models import same_function
+    from ..models.attention import same_function
     cert = result.certificate or {}
     return {"queries": result.queries, "expected_queries": result.expected_queries,
             "max_length": result.max_length, "expected_max_length": result.expected_max_length,
@@ -197,7 +197,7 @@ def _check_section(model, result):
             "certified": bool(cert.get("certified")),
             "answers_checked": cert.get("answers_checked"),
             "prime_bits": cert.get("prime_bits"),
-            "same_function": same_function(model, result.model())}
+            "same_function": same_function(model, result.model)}
 
 
 def run_demo(dim: int = 2, heads: int = 2, seed: int = 0, box: int = DEFAULT_BOX,
@@ -206,10 +206,10 @@ def run_demo(dim: int = 2, heads: int = 2, seed: int = 0, box: int = DEFAULT_BOX
     theorem: 4Hd² − 2H + 1 queries of length ≤ 2H + 1, canonical heads) and replay the steps
     from the transcript.  Returns a JSON-ready dict (see :func:`narrate`); ``progress`` is
     passed to the learner (``progress(stage, done, total)``)."""
-    from .learners.multi_head import learn_multi_head
-    from .learners.schedule import Schedule
-    from .models import random_multi_head
-    from .oracle import Oracle
+    from ..learners.multi_head import learn_multi_head
+    from ..learners.schedule import Schedule
+    from ..models.attention import random_multi_head
+    from ..oracles.oracle import Oracle
     model = random_multi_head(dim, heads, seed=seed).canonical()  # same order as the result
     oracle = Oracle(model, backend="exact", no_peek=True)
     result = learn_multi_head(oracle, dim, heads=heads, seed=seed, box=box, resample=True,

@@ -19,7 +19,7 @@ def register(sub):
 
 
 def run_random(args):
-    from ..models import model_to_json, random_multi_head
+    from ..models.attention import model_to_json, random_multi_head
     if args.heads < 0:
         raise ValueError(f"--heads must be ≥ 0, got {args.heads}")
     m = random_multi_head(args.dim, args.heads, seed=args.seed,

@@ -46,9 +46,9 @@ import random
 from fractions import Fraction
 from itertools import product
 
-from .arith import get_backend
-from .models import _fmt, _param, _unfmt, random_head, validate_tokens
-from .numbers import to_matrix, to_vector
+from ..arith import get_backend
+from .attention import _fmt, _param, _unfmt, random_head, validate_tokens
+from ..arith.numbers import to_matrix, to_vector
 
 __all__ = ["OneLayerTransformer", "KinkForm", "Scalars", "relu", "random_transformer",
            "transformer_to_json", "transformer_from_json", "transformer_distance",
@@ -310,7 +310,7 @@ class OneLayerTransformer:
 
     def attention_part(self):
         """The multi-head regressor T(X) − T(−X) = Σ_h (V_h A w)·p_h(X) (DESIGN §1)."""
-        from .models import MultiHeadAttention
+        from .attention import MultiHeadAttention
         Aw = [sum((self.A[i][j] * self.w[j] for j in range(self.hidden)), Fraction(0)
                   if self.is_rational else 0) for i in range(self.dim)]
         return MultiHeadAttention([(W, [sum((V[i][k] * Aw[k] for k in range(self.dim)),

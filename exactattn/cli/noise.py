@@ -40,7 +40,7 @@ def register(sub):
 
 
 def run(a):
-    from ..noise_sweep import DEFAULT_TAUS, parse_taus, sweep_multi_head, sweep_single_head
+    from ..analysis.noise_sweep import DEFAULT_TAUS, parse_taus, sweep_multi_head, sweep_single_head
     if a.heads is not None and a.variant == "single-head":
         raise ValueError("--heads applies to multi-head only")
     if a.mode == "worst-case" and a.variant != "multi-head":
@@ -68,7 +68,7 @@ def _f(x):
 
 
 def _report(out) -> dict:
-    from ..noise_sweep import loglog_slope
+    from ..analysis.noise_sweep import loglog_slope
     rows = []
     for r in out["rows"]:
         bound = r.get("bound", r.get("predicted"))

@@ -47,7 +47,7 @@ def add_backend_args(p, default="exact"):
 
 
 def read_json(path: str, what: str):
-    from ..cli import UsageError
+    from .main import UsageError
     try:
         with open(path) as f:
             return json.load(f)

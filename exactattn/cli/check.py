@@ -39,7 +39,7 @@ def register(sub):
 def select(names):
     """Claims by id (case-insensitive) or id prefix ("P2"); UsageError for an unknown name."""
     from proofs_checks import claims
-    from ..cli import UsageError
+    from .main import UsageError
     every = claims()
     if not names:
         return every
@@ -75,7 +75,7 @@ def certify(outcome, out_dir):
 def run(args):
     """Run the chosen claims, verify and write their certificates, print the table."""
     from proofs_checks import claims
-    from ..progress import Progress, track
+    from ..presentation.progress import Progress, track
     if args.list:
         for c in claims():
             print(f"{c.id:15} {c.reference:30} {c.statement}")

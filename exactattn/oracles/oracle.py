@@ -18,9 +18,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .arith import Backend, ExpElement, get_backend
-from .errors import BudgetExceeded, PeekError, QueryError
-from .models import AttentionHead, MultiHeadAttention, validate_tokens
+from ..arith import Backend, ExpElement, get_backend
+from ..errors import BudgetExceeded, PeekError, QueryError
+from ..models.attention import AttentionHead, MultiHeadAttention, validate_tokens
 
 __all__ = ["Oracle", "Additive", "Rounding", "as_oracle"]
 

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .arith import get_backend
-from .errors import ConditionsNotMet, LearningFailure
-from .interpolation import RealField, solve_family
-from .learners.compare import match_heads
-from .learners.engines import make_engine
-from .learners.multi_head import _Close, _k, _recover
-from .learners.schedule import Schedule
+from ..arith import get_backend
+from ..errors import ConditionsNotMet, LearningFailure
+from ..arith.fields import RealField
+from .interpolation import solve_family
+from .compare import match_heads
+from .engines import make_engine
+from .multi_head import _Close, _k, _recover
+from .schedule import Schedule
 
 __all__ = ["recover", "approximate_constant", "constant_for", "Sensitivity",
            "FamilyConditions", "family_samples"]
@@ -202,7 +203,7 @@ def _families(be, schedule, answers, v, H0, hint, step, J_total_v):
 
 def _condition_number(be, M):
     """‖M‖_∞ ‖M⁻¹‖_∞ (infinite for a singular M)."""
-    from .errors import SingularSystem
+    from ..errors import SingularSystem
     norm = lambda A: max(sum(abs(x) for x in row) for row in A)  # noqa: E731
     try:
         return norm(M) * norm(be.inv(M))

@@ -1,0 +1,123 @@
+"""The fields the learners' algorithms run over (P2 copy-count interpolation is written once
+against this small interface): ``zero``, ``one``, ``from_int``, ``is_zero``, ``pivot(column)``
+and ``roots(coeffs)``, elements with Python operators.
+
+* :class:`PrimeField` — F_p, the image of Q(t) under t ↦ τ in the fast exact engine
+  (:mod:`.modular`): exact zero test, first-nonzero pivot.
+* :class:`RealField` — the reals of an mp or float backend: tolerance-based zero test,
+  largest-magnitude pivot.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import isqrt
+
+from flint import fmpz_mod_ctx, fmpz_mod_poly_ctx
+
+
+__all__ = ["PrimeField", "RealField", "rational_reconstruction"]
+
+
+def rational_reconstruction(a: int, p: int):
+    """The fraction r/s with |r|, s ≤ √(p/2) and r ≡ a·s (mod p), or None (Wang's method)."""
+    bound = isqrt(p // 2)
+    r0, r1 = p, a % p
+    s0, s1 = 0, 1
+    while r1 > bound:
+        q = r0 // r1
+        r0, r1 = r1, r0 - q * r1
+        s0, s1 = s1, s0 - q * s1
+    if s1 == 0 or abs(s1) > bound:
+        return None
+    f = Fraction(r1, s1)
+    if (f.numerator - a * f.denominator) % p:
+        return None
+    return f
+
+
+class PrimeField:
+    """F_p as a field for the backend-generic interpolation (exact zero test)."""
+
+    exact = True
+
+    def __init__(self, p: int):
+        self.p = int(p)
+        self.ctx = fmpz_mod_ctx(self.p)
+        self.poly_ctx = fmpz_mod_poly_ctx(self.p)
+        self.zero = self.ctx(0)
+        self.one = self.ctx(1)
+
+    def from_int(self, n: int):
+        return self.ctx(n)
+
+    def is_zero(self, a) -> bool:
+        return a.is_zero()
+
+    def pivot(self, column) -> int | None:
+        """Index of a usable pivot (first nonzero), or None."""
+        for i, a in enumerate(column):
+            if not a.is_zero():
+                return i
+        return None
+
+    def roots(self, coeffs):
+        """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field)."""
+        P = self.poly_ctx(list(coeffs))
+        rts = P.roots()
+        found = sum(mult for _, mult in rts)
+        return [(r, mult) for r, mult in rts], found == P.degree()
+
+    def lift(self, a):
+        """Rational reconstruction of a ∈ F_p, or None."""
+        return rational_reconstruction(int(a), self.p)
+
+    def __repr__(self):
+        return f"PrimeField(p of {self.p.bit_length()} bits)"
+
+
+
+class RealField:
+    """The reals of an mp or float backend, as a field for interpolation (tolerance-based)."""
+
+    exact = False
+
+    def __init__(self, backend, tolerance=None):
+        self.backend = backend
+        self.zero = backend.scalar(0)
+        self.one = backend.scalar(1)
+        self.tolerance = backend.tolerance if tolerance is None else tolerance
+
+    def from_int(self, n):
+        return self.backend.scalar(n)
+
+    def is_zero(self, a) -> bool:
+        return abs(a) <= self.tolerance
+
+    def pivot(self, column):
+        best = max(range(len(column)), key=lambda i: abs(column[i]), default=None)
+        if best is None or abs(column[best]) <= self.tolerance:
+            return None
+        return best
+
+    def roots(self, coeffs):
+        """Real roots of Σ coeffs[i] m^i; (roots with multiplicity 1, all_real)."""
+        n = len(coeffs) - 1
+        while n > 0 and self.is_zero(coeffs[n]):
+            n -= 1
+        if n == 0:
+            return [], True
+        if self.backend.name == "mp":
+            ctx = self.backend.ctx
+            try:
+                rts = ctx.polyroots(list(reversed(coeffs[: n + 1])), maxsteps=200,
+                                    extraprec=4 * ctx.prec)
+            except ctx.NoConvergence:
+                return [], False
+            scale = max(1, max(abs(r) for r in rts))
+            real = [ctx.re(r) for r in rts if abs(ctx.im(r)) <= self.tolerance * 1e3 * scale]
+        else:
+            import numpy as np
+            rts = np.roots(list(reversed([float(c) for c in coeffs[: n + 1]])))
+            real = [float(r.real) for r in rts if abs(r.imag) <= 1e-9 * max(1.0, abs(r))]
+        return [(r, 1) for r in real], len(real) == n

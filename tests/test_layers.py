@@ -1,0 +1,104 @@
+"""The package layout shows the architecture: imports point downward only.
+
+Layers, bottom to top: errors/_env, arith, models, oracles, learners, analysis, presentation,
+cli.  Every import of an exactattn module (at module level or inside a function) must go to
+the same layer or a lower one, and the module graph has no cycle.  The checker package of
+proofs_checks stays standard-library only (tested in test_proofs_checks)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import exactattn
+
+ROOT = Path(exactattn.__file__).parent
+LAYERS = ["errors", "_env", "arith", "models", "oracles", "learners", "analysis",
+          "presentation", "cli"]
+RANK = {name: (0 if name in ("errors", "_env") else LAYERS.index(name) - 1) for name in LAYERS}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path):
+    """Absolute names of the exactattn modules imported by `path` (any nesting depth)."""
+    mod = _module(path)
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("exactattn"):
+                out.add(target)
+                out |= {f"{target}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("exactattn")}
+    return out
+
+
+def _graph():
+    files = {_module(p): p for p in ROOT.rglob("*.py")}
+    graph = {}
+    for mod, path in files.items():
+        if mod in ("exactattn", "exactattn.__main__"):
+            continue  # the public facade and the entry point may name every layer
+        # "from .. import __version__" names the facade for a constant, not a layer
+        graph[mod] = {t for t in _imports(path) if t in files and t not in (mod, "exactattn")}
+    return graph
+
+
+def _layer(mod: str) -> int:
+    return RANK[mod.split(".")[1]]
+
+
+def test_every_module_lives_in_a_layer():
+    stray = [m for m in _graph() if m.split(".")[1] not in RANK]
+    assert not stray, f"modules outside the layer packages: {stray}"
+
+
+def test_imports_point_downward():
+    graph = _graph()
+    assert len(graph) > 40
+    upward = sorted(f"{a} -> {b}" for a, deps in graph.items() for b in deps
+                    if _layer(b) > _layer(a))
+    assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def test_no_import_cycles():
+    graph = _graph()
+    state, stack, cycles = {}, [], []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node)
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_layer_test_catches_a_planted_upward_import():
+    """A check that cannot fail is a defect: an arith module importing a learner is caught."""
+    planted = ROOT / "arith" / "_planted_upward.py"
+    planted.write_text("from ..learners import multi_head  # noqa\n")
+    try:
+        graph = _graph()
+        assert any(_layer(b) > _layer(a) for a, deps in graph.items() for b in deps)
+    finally:
+        planted.unlink()

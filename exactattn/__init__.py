@@ -1,16 +1,39 @@
 """exactattn: checking, by exact computation, what P1 (arXiv 2601.16873) and P2
-(arXiv 2608.03294) claim about learning softmax attention from value queries."""
+(arXiv 2608.03294) claim about learning softmax attention from value queries.
+
+The public API is this module's ``__all__``: models and their canonical form, the counting
+no-peek :class:`Oracle`, the learners (``learn_*``), comparison of results with a reference,
+and the named failures.  Learners and the Transformer are imported on first use, so
+``import exactattn`` stays light.
+"""
 
 from . import _env  # noqa: F401  (sets SYMPY_GROUND_TYPES before sympy is imported)
 from .arith import ExpElement, get_backend
 from .errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
-                     ExactAttnError, InvisibleHead, LearningFailure, NotAttention,
-                     NotIdentifiable, PeekError, QueryError, SingularBasis)
+                     ConditionsNotMet, ExactAttnError, InvisibleHead, LearningFailure,
+                     NotAttention, NotIdentifiable, PeekError, QueryError, SingularBasis)
 from .models.attention import (AttentionHead, MultiHeadAttention, load_model, model_from_json,
-                     model_to_json, random_head, random_multi_head, same_function)
+                               model_to_json, random_head, random_multi_head, same_function)
 from .oracles.oracle import Additive, Oracle, Rounding
 
 __version__ = "0.1.0"
+
+#: names imported on first use: name -> submodule
+_LAZY = {
+    "learn_single_head": "learners.single_head",
+    "learn_multi_head": "learners.multi_head",
+    "learn_low_rank": "learners.low_rank",
+    "learn_single_head_noisy": "learners.noisy",
+    "learn_multi_head_noisy": "learners.noisy",
+    "learn_single_head_membership": "learners.membership",
+    "learn_transformer": "learners.transformer",
+    "LearnResult": "learners.result",
+    "parameter_error": "learners.compare",
+    "MembershipOracle": "oracles.membership",
+    "OneLayerTransformer": "models.transformer",
+    "random_transformer": "models.transformer",
+    "same_transformer_function": "models.transformer",
+}
 
 __all__ = [
     "__version__", "ExpElement", "get_backend", "AttentionHead", "MultiHeadAttention",
@@ -18,23 +41,18 @@ __all__ = [
     "load_model", "Oracle", "Additive", "Rounding", "ExactAttnError", "QueryError",
     "BudgetExceeded", "PeekError", "LearningFailure", "SingularBasis", "CollidingPoles",
     "InvisibleHead", "AmbiguousMatching", "NotAttention", "CertificationFailed",
-    "NotIdentifiable",
+    "NotIdentifiable", "ConditionsNotMet", *_LAZY,
 ]
 
 
-_LAZY = {
-    "learn_single_head": "learners.single_head",
-    "learn_multi_head": "learners.multi_head",
-    "learn_low_rank": "learners.low_rank",
-    "learn_single_head_noisy": "learners.noisy",
-    "learn_multi_head_noisy": "learners.noisy",
-    "learn_transformer": "learners.transformer",
-}
-
-
 def __getattr__(name):
-    # learners are imported lazily so that `import exactattn` stays light
     if name in _LAZY:
         import importlib
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'exactattn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

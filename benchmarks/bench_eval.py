@@ -1,5 +1,5 @@
 """Cost of one oracle answer: evaluating a random multi-head model on one copy-count query
-(DESIGN §2 exact backend, §4.3 query family).
+(docs/design.md §2 exact backend, §4.3 query family).
 
 For each (d, H) the query is [(x+u) repeated 2H times, x] (length 2H+1, the longest query the
 P2 learner asks) with integer entries of x and u in [−3, 3], on a random rational model

@@ -1,5 +1,5 @@
 """Where floating point breaks: max parameter error of the multi-head learner (P2 schedule,
-DESIGN §4.3) for H = 1…10 at d = 4 on float64, mp(dps=30), mp(dps=60) and exact.
+docs/design.md §4.3) for H = 1…10 at d = 4 on float64, mp(dps=30), mp(dps=60) and exact.
 
 The same rational model is learned on every backend (rational parameters are valid real
 parameters); the exact backend's error is 0 by exact certification.  A backend whose

@@ -1,5 +1,5 @@
 """Low-rank heads: the compressed-sensing baseline of P1 Thm 5.1 against the exact skeleton
-(DESIGN §4.2).
+(docs/design.md §4.2).
 
 Prints, for d = 16 and r = 2, the success rate (relative Frobenius error < 1e-6) of random
 rank-one projections + nuclear-norm minimisation against the number m of measurements, next
@@ -40,7 +40,7 @@ def relative_error(head, W) -> float:
 
 
 def skeleton_rows(d, r, trials):
-    print(f"exact skeleton (DESIGN §4.2): d + r(2d−r) = {skeleton_queries(d, r)} queries, "
+    print(f"exact skeleton (docs/design.md §4.2): d + r(2d−r) = {skeleton_queries(d, r)} queries, "
           f"{r * (2 * d - r)} of them measurements")
     print(f"{'backend':>8} {'queries':>8} {'success':>8} {'max rel. error':>15} {'seconds':>9}")
     for backend in ("exact", "mp", "float"):

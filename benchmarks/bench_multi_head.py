@@ -1,4 +1,4 @@
-"""Wall time of certified exact multi-head recovery (P2 schedule, DESIGN §4.3) and the
+"""Wall time of certified exact multi-head recovery (P2 schedule, docs/design.md §4.3) and the
 speed-up of one exact interpolation in the modular engine over sympy's generic
 fraction-field solve.
 

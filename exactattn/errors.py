@@ -1,5 +1,5 @@
 """Named failures.  A learner that cannot certify its answer raises one of these with the
-offending quantities; it never returns a wrong model silently (DESIGN §4.3)."""
+offending quantities; it never returns a wrong model silently (docs/design.md §4.3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Where floating point breaks: parameter error of the multi-head learner against the number
-of heads H on float64, mp(30), mp(60) and the exact backend (P2 schedule; DESIGN §2 backends).
+of heads H on float64, mp(30), mp(60) and the exact backend (P2 schedule; docs/design.md §2 backends).
 
 The same rational model is learned on every backend.  Copy-count interpolation of type
 (H, H) is ill-conditioned, so a fixed precision runs out as H grows: the error climbs until
@@ -22,7 +22,7 @@ TOP, BOTTOM = 1e3, 1e-75          # where failures and exact zeros are drawn (lo
 
 
 def collect(dim: int, max_heads: int, seed: int):
-    """{label: [(H, error or reason)]} over H = 1…max_heads (P2; DESIGN §2 backends)."""
+    """{label: [(H, error or reason)]} over H = 1…max_heads (P2; docs/design.md §2 backends)."""
     series = {backend_label(b, d): [] for b, d in FLOAT_VS_EXACT_BACKENDS}
     for H in range(1, max_heads + 1):
         for label, err in float_vs_exact_row(dim, H, seed).items():

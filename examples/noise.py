@@ -1,6 +1,6 @@
 """Learning from an approximate oracle: parameter error against the noise level τ, beside the
 predicted bounds (P1 Thm 6.1 for one head; P2's approximate-oracle bound C·τ for several
-heads; DESIGN §4.4).
+heads; docs/design.md §4.4).
 
 Every answer is off by at most τ (adversarial within ±τ).  Left: one head, P1 Thm 6.1 —
 ‖Ŵ − W‖_F and ‖v̂ − v‖₂ against the theorem's ε_W and ε_v.  Right: H heads learned by the

@@ -1,5 +1,5 @@
 """How many value queries: measured counts of the multi-head learner against P2's
-4Hd² − 2H + 1, P1's single-head d² + d and the dimension floor H(d² + d) (DESIGN §4.3).
+4Hd² − 2H + 1, P1's single-head d² + d and the dimension floor H(d² + d) (docs/design.md §4.3).
 
 Every point is a real run: a random exact model learned through a counting oracle and
 checked by exact canonical equality.  The count is 1 + 2H·(2d² − 1): one query q₀ = F([x₁]) and

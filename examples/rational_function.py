@@ -1,5 +1,5 @@
 """The copy-count family of a 3-head model is a rational function of the number of copies
-(P2 copy-count rational interpolation; DESIGN §4.3).
+(P2 copy-count rational interpolation; docs/design.md §4.3).
 
 For the queries [(x+u) repeated m times, x] the output is
 G(m) = K + Σ_h c_h / (1 + m z_h), z_h = e^{uᵀW_h x}, c_h = −v_h·u: a rational function of type

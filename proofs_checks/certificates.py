@@ -1,4 +1,4 @@
-"""Writing certificates (DESIGN §5): JSON with rationals as strings "p/q", exponents as integers.
+"""Writing certificates (docs/design.md §5): JSON with rationals as strings "p/q", exponents as integers.
 
 The reading side is :mod:`proofs_checks.verify` (standard library only).  The writer may use
 exactattn, sympy and flint; what it writes is re-derived, not trusted, by the checker.

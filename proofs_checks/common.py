@@ -37,7 +37,7 @@ def _heads(m):
 
 
 def canonical_set(heads):
-    """The canonical form as a set of (W, v) tuples (exact; DESIGN §1)."""
+    """The canonical form as a set of (W, v) tuples (exact; docs/design.md §1)."""
     m = heads if isinstance(heads, MultiHeadAttention) else MultiHeadAttention(heads)
     return m.head_set()
 

@@ -1,5 +1,5 @@
 """P1-P7.1: multi-head attention is not identifiable from its parameters (P1 Prop 7.1); only
-the canonical form is (P2 canonical heads; DESIGN §1).
+the canonical form is (P2 canonical heads; docs/design.md §1).
 
 Symbolic proof (sympy), for all W, v_1, v_2, W' and all tokens:
 

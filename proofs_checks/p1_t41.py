@@ -1,5 +1,5 @@
 """P1-T4.1: one softmax head (W, v) is learned exactly from d² + d value queries of length ≤ 2
-(P1 Thm 4.1; DESIGN §4.1).
+(P1 Thm 4.1; docs/design.md §4.1).
 
 For each d of the grid a seeded random rational head is learned through a counting, no-peek
 oracle on the exact backend; the oracle's own count and maximum length must equal d² + d and

@@ -1,4 +1,4 @@
-"""P1-T5.1: low-rank heads (P1 Thm 5.1; DESIGN §4.2).
+"""P1-T5.1: low-rank heads (P1 Thm 5.1; docs/design.md §4.2).
 
 * Exact skeleton (ours): with the rank r given, exactly d + r(2d − r) value queries of length
   ≤ 2 — d for v plus r(2d − r) bilinear measurements, the dimension of the rank-r matrices —
@@ -22,12 +22,12 @@ __all__ = ["CLAIM", "skeleton_count", "revealing_bound", "cs_measurements"]
 
 
 def skeleton_count(d: int, r: int) -> int:
-    """d + r(2d − r) value queries with the rank given (DESIGN §4.2)."""
+    """d + r(2d − r) value queries with the rank given (docs/design.md §4.2)."""
     return d + r * (2 * d - r)
 
 
 def revealing_bound(r: int) -> int:
-    """At most 2r + 1 extra queries to reveal an unknown rank (DESIGN §4.2)."""
+    """At most 2r + 1 extra queries to reveal an unknown rank (docs/design.md §4.2)."""
     return 2 * r + 1
 
 

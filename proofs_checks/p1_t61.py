@@ -1,6 +1,6 @@
 """P1-T6.1: with answers off by at most τ, one head is learned from d² + d queries of length
 ≤ 2 with ‖Ŵ − W‖_F ≤ ε_W and ‖v̂ − v‖₂ ≤ ε_v, where τ = O(min{μ, ε_v/√d, μ·ε_W/(B²d)})
-(P1 Thm 6.1; DESIGN §4.4).
+(P1 Thm 6.1; docs/design.md §4.4).
 
 The constants hidden in P1's O are made explicit by the derivation in
 :func:`exactattn.learners.noisy.learn_single_head_noisy`: ε_v = √d·τ and

@@ -1,4 +1,4 @@
-"""P1-transformer: the one-layer reduction for a single head (P1; DESIGN §1;
+"""P1-transformer: the one-layer reduction for a single head (P1; docs/design.md §1;
 exactattn.learners.transformer.learn_transformer_p1).
 
 W from P1 Thm 4.1 on antisymmetric queries T(X) − T(−X) (d² + d of them, 2(d² + d) oracle

@@ -1,6 +1,6 @@
 """P2-approx: with answers off by at most τ, the multi-head learner's parameter error is at
 most C·τ for a model- and query-dependent constant C (P2 approximate-oracle bound;
-DESIGN §4.4).  P2 does not publish C; here it is computed (:mod:`exactattn.learners.sensitivity`).
+docs/design.md §4.4).  P2 does not publish C; here it is computed (:mod:`exactattn.learners.sensitivity`).
 
 For each (d, H) of the grid a seeded random real model is learned on mp through noisy
 oracles, τ over decades towards 0.  C is the ∞→∞ norm of the Jacobian of the learner's

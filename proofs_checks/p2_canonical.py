@@ -1,5 +1,5 @@
 """P2-canonical: what the queries determine is the canonical form — heads with equal W merged
-(their v summed) and groups whose v sum to zero dropped (P2 canonical heads; DESIGN §1, §4.3).
+(their v summed) and groups whose v sum to zero dropped (P2 canonical heads; docs/design.md §1, §4.3).
 
 A raw model with five heads — (W₁, a), (W₁, b), (W₂, c), (W₃, w), (W₃, −w) — has canonical form
 {(W₁, a + b), (W₂, c)}.  Checked exactly:

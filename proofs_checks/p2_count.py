@@ -1,5 +1,5 @@
 """P2-count: the multi-head learner asks exactly 4Hd² − 2H + 1 value queries of length ≤ 2H + 1,
-with H₀ in place of H when only a bound H₀ ≥ H is known (P2, abstract; DESIGN §4.3).
+with H₀ in place of H when only a bound H₀ ≥ H is known (P2, abstract; docs/design.md §4.3).
 
 1. Measured: for every (d, H) of the grid, with H known and with the bound H₀ = H + 1, a seeded
    random rational model is learned through a counting oracle; the oracle's count and
@@ -43,7 +43,7 @@ def published_max_length(H0):
 
 
 def schedule_sum():
-    """The schedule of DESIGN §4.3 counted family by family: one query F([x₁]), then 2H₀ per
+    """The schedule of docs/design.md §4.3 counted family by family: one query F([x₁]), then 2H₀ per
     family over (2d − 1) + 2d(d − 1) families."""
     return 1 + 2 * H0_sym * ((2 * d_sym - 1) + 2 * d_sym * (d_sym - 1))
 

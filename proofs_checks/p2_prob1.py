@@ -1,10 +1,10 @@
 """P2-prob1: the multi-head learner succeeds with probability one over its random query vectors,
 and with probability ≥ 1 − D/|S| when their entries are drawn uniformly from a finite set S;
-every failure is detected (P2, probability one; DESIGN §4.3 "Genericity").
+every failure is detected (P2, probability one; docs/design.md §4.3 "Genericity").
 
 For each configuration (d, H, box) with S = {−box … box}:
 
-1. the bad-set polynomials of DESIGN §4.3 for a seeded canonical model — det U, det X, pole
+1. the bad-set polynomials of docs/design.md §4.3 for a seeded canonical model — det U, det X, pole
    separation, visibility, unique matching — are built exactly (:mod:`exactattn.analysis.genericity`),
    each shown nonzero at an exact witness (the learner's own draw when it works);
 2. their distinct irreducible factors give D = deg Π factors, so the Schwartz–Zippel lemma
@@ -20,7 +20,7 @@ For each configuration (d, H, box) with S = {−box … box}:
 
 The drawn bases U, X of a failed run are read back from the oracle's transcript (the first
 query is [x₁]; family I(u_i, x₁) starts with [(x₁+u_i), x₁]; family I(u₁, x_j) with
-[(x_j+u₁), x_j] — the DESIGN §4.3 order), or from the SingularBasis report when the learner
+[(x_j+u₁), x_j] — the docs/design.md §4.3 order), or from the SingularBasis report when the learner
 stopped before asking anything.  When the bound D/|S| is ≥ 1 the comparison is vacuous and
 the output says so.
 """
@@ -43,7 +43,7 @@ __all__ = ["CLAIM", "bases_from_transcript", "monte_carlo", "analyse"]
 
 def _readback_indices(d: int, H0: int):
     """Transcript positions of [(x₁+u_i), x₁] (i = 1…d) and [(x_j+u₁), x_j] (j = 2…d): the
-    m = 1 queries of I(u_i, x₁) and I(u₁, x_j) in the DESIGN §4.3 order."""
+    m = 1 queries of I(u_i, x₁) and I(u₁, x_j) in the docs/design.md §4.3 order."""
     first_of = lambda fam: 1 + 2 * H0 * fam  # noqa: E731
     return ([first_of(i) for i in range(d)],
             [first_of((2 * d - 1) + 2 * (j - 1) * d) for j in range(1, d)])
@@ -78,12 +78,12 @@ def _trial(model, d, H, box, seed):
     U, X = [list(map(int, r)) for r in res.extra["U"]], [list(map(int, r)) for r in res.extra["X"]]
     bases = bases_from_transcript(oracle.transcript, d, H)
     if bases is None or bases[:2] != (U, X):
-        raise RuntimeError("the transcript does not follow the DESIGN §4.3 schedule order")
+        raise RuntimeError("the transcript does not follow the docs/design.md §4.3 schedule order")
     return "recovered", bases, res.heads, None
 
 
 def monte_carlo(model, d, H, box, trials, factors, seed0=0):
-    """Run the learner `trials` times; classify each run (P2 prob. one, DESIGN §4.3)."""
+    """Run the learner `trials` times; classify each run (P2 prob. one, docs/design.md §4.3)."""
     canon = model.head_set()
     ints = [G.IntPoly(f) for f in factors]
     records, silent, outside = [], 0, 0

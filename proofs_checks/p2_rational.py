@@ -1,5 +1,5 @@
 """P2-rational: the copy-count family is a type-(H, H) rational function, and 2H + 1 samples
-determine it (P2, copy-count interpolation; DESIGN §4.3).
+determine it (P2, copy-count interpolation; docs/design.md §4.3).
 
 For the queries [(x+u) repeated m times, x] a head (W, v) puts softmax weight m·e^{s_a} on the
 copies of a = x+u and e^{s_x} on x, so with z = e^{uᵀWx} = e^{s_a − s_x}
@@ -20,7 +20,7 @@ Proved here, with sympy, for H = 1, 2, 3 (full: also 4):
    (python-flint polynomials, fraction-free Bareiss elimination) and factored, is
    (−1)^{H(H−1)/2} Π_{k≤2H} k! · Π_h c_h z_h · Π_{a<b} (z_a − z_b)²,
    independent of K, nonzero exactly when every head is visible (c_h ≠ 0) and the poles are
-   distinct — the genericity conditions of DESIGN §4.3.  Witness and degree 2H + H(H−1) are
+   distinct — the genericity conditions of docs/design.md §4.3.  Witness and degree 2H + H(H−1) are
    written to the certificate, and an exact rational instance is checked in Q(t).
 """
 

@@ -1,4 +1,4 @@
-"""P2-transformer: a one-layer Transformer with a bias-free ReLU FFN (DESIGN §1) is recovered
+"""P2-transformer: a one-layer Transformer with a bias-free ReLU FFN (docs/design.md §1) is recovered
 up to functional equivalence from value queries (P2 Transformer extension;
 exactattn.learners.transformer.learn_transformer_p2).
 

@@ -1,4 +1,4 @@
-"""The claim registry (DESIGN §5): every paper claim is one named check, like a theorem label.
+"""The claim registry (docs/design.md §5): every paper claim is one named check, like a theorem label.
 
 A :class:`Claim` has an id (``P2-count``), the paper reference, a one-line statement, the sizes
 it runs at (``quick`` and ``full`` parameter dicts) and a ``run(params) -> Verdict`` function.
@@ -26,7 +26,7 @@ CLAIM_MODULES = ("p1_t41", "p1_t51", "p1_p71", "p2_rational", "p2_count", "p2_pr
 @dataclass
 class Verdict:
     """What a claim's run found: ``holds``, the findings (one line each), notes (skipped
-    parts, caveats) and an optional JSON certificate (DESIGN §5)."""
+    parts, caveats) and an optional JSON certificate (docs/design.md §5)."""
 
     holds: bool
     details: list = field(default_factory=list)
@@ -49,7 +49,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Claim:
-    """One paper claim as a named check (DESIGN §5)."""
+    """One paper claim as a named check (docs/design.md §5)."""
 
     id: str
     reference: str

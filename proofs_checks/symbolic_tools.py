@@ -37,7 +37,7 @@ def symbolic_head(name: str, dim: int, v=None):
 
 
 def symbolic_attention(heads, tokens):
-    """F(X) on the symbolic backend: the library's own attention code (DESIGN §2 symbolic)."""
+    """F(X) on the symbolic backend: the library's own attention code (docs/design.md §2 symbolic)."""
     be = get_backend("symbolic")
     return be.attention(be.prepare_tokens(tokens), [be.prepare_head(W, v) for W, v in heads])
 

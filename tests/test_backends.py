@@ -1,4 +1,4 @@
-"""The backends agree (DESIGN §2): softmax outputs of random rational models on the exact,
+"""The backends agree (docs/design.md §2): softmax outputs of random rational models on the exact,
 mp(dps=50) and float backends; linear algebra; backend selection; input coercion errors."""
 
 import random
@@ -24,7 +24,7 @@ def _query(rng, d, n, lo=-3, hi=3):
 
 
 def _copy_count(rng, d, m):
-    """[(x+u) repeated m times, x] (DESIGN §4.3), integer entries in [-3, 3]."""
+    """[(x+u) repeated m times, x] (docs/design.md §4.3), integer entries in [-3, 3]."""
     x = [rng.randint(-3, 3) for _ in range(d)]
     u = [rng.randint(-3, 3) for _ in range(d)]
     return [[a + b for a, b in zip(x, u)]] * m + [x]

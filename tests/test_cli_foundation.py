@@ -1,4 +1,4 @@
-"""CLI skeleton (DESIGN §7): --version, `model random`, `eval`, exit status 2 on bad input."""
+"""CLI skeleton (docs/design.md §7): --version, `model random`, `eval`, exit status 2 on bad input."""
 
 import json
 import shutil

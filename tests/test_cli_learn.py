@@ -1,4 +1,4 @@
-"""`exactattn learn ...` (DESIGN §7)."""
+"""`exactattn learn ...` (docs/design.md §7)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Field laws of the exact exponential field Q(e^{1/L}) ≅ Q(t) (DESIGN §2, exact backend).
+"""Field laws of the exact exponential field Q(e^{1/L}) ≅ Q(t) (docs/design.md §2, exact backend).
 
 Every assertion here is exact: equality is decided in Q(t) by polynomial arithmetic and
 signs by certified ball arithmetic; no float decides anything.

@@ -1,4 +1,4 @@
-"""Low-rank heads: the exact skeleton (DESIGN §4.2) and the P1 Thm 5.1 baseline."""
+"""Low-rank heads: the exact skeleton (docs/design.md §4.2) and the P1 Thm 5.1 baseline."""
 
 import sys
 

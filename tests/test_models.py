@@ -1,4 +1,4 @@
-"""Canonical form and JSON of attention models (DESIGN §1; P1 Prop 7.1, P2 canonical heads).
+"""Canonical form and JSON of attention models (docs/design.md §1; P1 Prop 7.1, P2 canonical heads).
 
 Two multi-head models are the same function iff their canonical forms are equal as sets.
 The invariances are checked on the canonical form *and* by exact evaluation in Q(t)."""

@@ -1,4 +1,4 @@
-"""P2 multi-head learner (DESIGN §4.3): exact canonical recovery, exact query counts,
+"""P2 multi-head learner (docs/design.md §4.3): exact canonical recovery, exact query counts,
 failure detection, mp precision."""
 
 from fractions import Fraction
@@ -168,7 +168,7 @@ def test_bad_arguments():
 @settings(max_examples=40, deadline=None)
 @given(d=st.integers(1, 12), H=st.integers(1, 10))
 def test_schedule_count_formula(d, H):
-    """1 + 2H[(2d−1) + 2d(d−1)] = 4Hd² − 2H + 1 for the schedule itself (DESIGN §4.3)."""
+    """1 + 2H[(2d−1) + 2d(d−1)] = 4Hd² − 2H + 1 for the schedule itself (docs/design.md §4.3)."""
     U = [[int(i == j) for j in range(d)] for i in range(d)]
     sched = Schedule(U, U, H)
     queries = list(sched.queries())

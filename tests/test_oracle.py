@@ -1,4 +1,4 @@
-"""The counting value-query oracle (DESIGN §3)."""
+"""The counting value-query oracle (docs/design.md §3)."""
 
 from fractions import Fraction
 

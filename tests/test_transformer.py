@@ -1,4 +1,4 @@
-"""One-layer Transformer (DESIGN §1): the model on every backend, its canonical forms, the
+"""One-layer Transformer (docs/design.md §1): the model on every backend, its canonical forms, the
 bias-free ReLU-network learner (P1 one-layer reduction), the P1 and P2 Transformer learners
 (exact functional equivalence, named failures) and the mp backend."""
 

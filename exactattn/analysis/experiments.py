@@ -24,7 +24,7 @@ def _dot(a, b):
 
 
 def copy_count_terms(model, u, x):
-    """P2 copy-count family I(u, x) from the parameters (DESIGN §4.3):
+    """P2 copy-count family I(u, x) from the parameters (docs/design.md §4.3):
     G(m) = K + Σ_h c_h / (1 + m z_h) with z_h = e^{s_h}, s_h = uᵀW_h x, c_h = −v_h·u and
     K = v·(x+u).  Returns (K, [(s_h, c_h)]) for the canonical heads (exact on rational
     models); the pole of head h is at m = −1/z_h = −e^{−s_h}."""
@@ -40,7 +40,7 @@ def copy_count_terms(model, u, x):
 
 def copy_count_samples(oracle, u, x, H0: int):
     """The 2H₀+1 samples G(0), …, G(2H₀) of the copy-count family I(u, x): the oracle's
-    answers to [(x+u) repeated m times, x] (P2 copy-count family; DESIGN §4.3)."""
+    answers to [(x+u) repeated m times, x] (P2 copy-count family; docs/design.md §4.3)."""
     from ..learners.schedule import Family
     fam = Family((0,), (0,), tuple(u), tuple(x))
     return [oracle(fam.query(m)) for m in range(2 * H0 + 1)]
@@ -74,7 +74,7 @@ def parameter_error_on(model, backend: str, dps, H: int, seed: int = 0):
 def float_vs_exact_row(dim: int, H: int, seed: int = 0) -> dict:
     """One row of the float-vs-exact comparison: the seeded random rational model with H heads
     (seed + H) learned on every backend of :data:`FLOAT_VS_EXACT_BACKENDS`; label → error
-    or failure reason (see :func:`parameter_error_on`; P2 schedule, DESIGN §2 backends)."""
+    or failure reason (see :func:`parameter_error_on`; P2 schedule, docs/design.md §2 backends)."""
     from ..models.attention import random_multi_head
     model = random_multi_head(dim, H, seed=seed + H)
     return {backend_label(b, dps): parameter_error_on(model, b, dps, H, seed)
@@ -83,7 +83,7 @@ def float_vs_exact_row(dim: int, H: int, seed: int = 0) -> dict:
 
 def measure_counts(d: int, H: int, offset: int = 0, seed: int = 0) -> dict:
     """One grid point: learn a random exact model with H heads through a counting oracle
-    (P2 count claim 4H₀d² − 2H₀ + 1, length 2H₀ + 1; DESIGN §4.3 schedule), beside P1's
+    (P2 count claim 4H₀d² − 2H₀ + 1, length 2H₀ + 1; docs/design.md §4.3 schedule), beside P1's
     single-head d² + d and the dimension floor H(d² + d)."""
     from ..errors import LearningFailure
     from ..learners.multi_head import learn_multi_head

@@ -1,5 +1,5 @@
 """Genericity of the multi-head schedule: the probability-one claim of P2 as polynomials
-(DESIGN §4.3, "Genericity").
+(docs/design.md §4.3, "Genericity").
 
 For a canonical model {(W_h, v_h)} the schedule with random bases U = (u_1…u_d),
 X = (x_1…x_d) can only fail when one of finitely many polynomials in the 2d² random entries
@@ -35,7 +35,7 @@ __all__ = ["Family", "BadPolynomial", "basis_variables", "schedule_families",
 
 @dataclass(frozen=True)
 class Family:
-    """Copy-count family I(u, x) of the schedule (DESIGN §4.3): ``u`` and ``x`` are 0-based index
+    """Copy-count family I(u, x) of the schedule (docs/design.md §4.3): ``u`` and ``x`` are 0-based index
     tuples, (i,) for u_{i+1} and (0, i) for u_1 + u_{i+1}; ``matches`` names the two families whose
     heads a matching family pairs, or None."""
 
@@ -73,7 +73,7 @@ def basis_variables(dim: int):
 
 
 def schedule_families(dim: int) -> list:
-    """The 2d² − 1 families of the schedule in order (DESIGN §4.3 steps 2 and 4)."""
+    """The 2d² − 1 families of the schedule in order (docs/design.md §4.3 steps 2 and 4)."""
     fams = [Family((i,), (0,)) for i in range(dim)]
     fams += [Family((0, i), (0,), (((0,), (0,)), ((i,), (0,)))) for i in range(1, dim)]
     for j in range(1, dim):
@@ -99,7 +99,7 @@ def _score(W, u, x):
 
 
 def bad_set_polynomials(heads, dim: int) -> list:
-    """The genericity polynomials of DESIGN §4.3 for canonical `heads` [(W, v)] with rational
+    """The genericity polynomials of docs/design.md §4.3 for canonical `heads` [(W, v)] with rational
     entries, in the 2d² entries of U and X (P2 probability one).  Raises ValueError for a model
     that is not canonical (then some polynomial is identically zero)."""
     U, X, gens = basis_variables(dim)

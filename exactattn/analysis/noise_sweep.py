@@ -1,4 +1,4 @@
-"""Noise sweeps (DESIGN §4.4): learn one seeded random model through oracles with additive
+"""Noise sweeps (docs/design.md §4.4): learn one seeded random model through oracles with additive
 noise ±τ for a list of τ, and put the measured parameter error beside the predicted bound.
 
 * :func:`sweep_single_head` — P1 Thm 6.1: ‖Ŵ − W‖_F against the theorem's ε_W and

@@ -1,5 +1,5 @@
 """Arithmetic backends: one interface (``Backend``) over exact / mp / float / symbolic,
-after mpmath's contexts (DESIGN §2)."""
+after mpmath's contexts (docs/design.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The arithmetic interface every algorithm is written against (DESIGN §2).
+"""The arithmetic interface every algorithm is written against (docs/design.md §2).
 
 Like mpmath's contexts (mp / fp / iv), a backend bundles a number domain and the few
 operations the learners need.  Two kinds of numbers appear:
@@ -21,7 +21,7 @@ __all__ = ["Backend"]
 
 
 class Backend(ABC):
-    """One arithmetic context (DESIGN §2)."""
+    """One arithmetic context (docs/design.md §2)."""
 
     name: str = "abstract"
     exact: bool = False
@@ -110,7 +110,7 @@ class Backend(ABC):
         return num / den
 
     def attention(self, tokens, heads):
-        """Σ_h f_h(X) at the final token for prepared tokens and heads (DESIGN §1)."""
+        """Σ_h f_h(X) at the final token for prepared tokens and heads (docs/design.md §1)."""
         xN = tokens[-1]
         total = self.zero
         for W, v in heads:

@@ -1,4 +1,4 @@
-"""Exact backend: scalars in Q, oracle outputs in Q(e^{1/L}) ≅ Q(t) (DESIGN §2).
+"""Exact backend: scalars in Q, oracle outputs in Q(e^{1/L}) ≅ Q(t) (docs/design.md §2).
 
 Model evaluation uses python-flint matrices for the scores and builds each head's softmax
 average directly as a ratio of sparse polynomials in t: with integer exponents k_i = L·s_i,
@@ -31,7 +31,7 @@ def _frac(q: fmpq) -> Fraction:
 
 
 class ExactBackend(Backend):
-    """Exact rational scalars, exact elements of Q(t) (DESIGN §2 exact)."""
+    """Exact rational scalars, exact elements of Q(t) (docs/design.md §2 exact)."""
 
     name = "exact"
     exact = True
@@ -96,7 +96,7 @@ class ExactBackend(Backend):
         return out
 
     def attention(self, prepared, heads) -> ExpElement:
-        """Σ_h Σ_i softmax(X W_h x_N)_i · v_h·x_i exactly in Q(t) (DESIGN §1–2).
+        """Σ_h Σ_i softmax(X W_h x_N)_i · v_h·x_i exactly in Q(t) (docs/design.md §1–2).
 
         Each head is Σ μ_i a_i t^{k_i} / Σ μ_i t^{k_i} over distinct tokens with
         multiplicities μ_i (k_i = L·s_i, shifted to be ≥ 0); heads are summed as

@@ -1,4 +1,4 @@
-"""The exponential field Q(e^{1/L}) ≅ Q(t) (DESIGN §2, "exact").
+"""The exponential field Q(e^{1/L}) ≅ Q(t) (docs/design.md §2, "exact").
 
 If every attention score is a rational number whose denominator divides L, then
 exp(score) = t^k with t = e^{1/L} and k an integer.  e^{1/L} is transcendental
@@ -96,7 +96,7 @@ def _monomial(k: int):
 
 
 class ExpElement:
-    """An exact element num(t)/den(t) of Q(t), t = e^{1/L} (DESIGN §2, exact backend)."""
+    """An exact element num(t)/den(t) of Q(t), t = e^{1/L} (docs/design.md §2, exact backend)."""
 
     __slots__ = ("num", "den", "L", "_reduced")
 
@@ -456,6 +456,6 @@ def _is_monomial(p) -> bool:
 
 
 def exp_rational(score) -> ExpElement:
-    """exp(score) for a rational score p/q: t^p with t = e^{1/q} (DESIGN §2)."""
+    """exp(score) for a rational score p/q: t^p with t = e^{1/q} (docs/design.md §2)."""
     s = as_fmpq(score)
     return ExpElement.t_power(int(s.p), int(s.q))

@@ -1,4 +1,4 @@
-"""float64 backend on numpy (DESIGN §2 "float"): kept only for comparison, to show where
+"""float64 backend on numpy (docs/design.md §2 "float"): kept only for comparison, to show where
 floating point breaks.  Never used on the exact path."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["FloatBackend"]
 
 
 class FloatBackend(Backend):
-    """numpy float64 (DESIGN §2 float)."""
+    """numpy float64 (docs/design.md §2 float)."""
 
     name = "float"
     exact = False

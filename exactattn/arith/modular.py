@@ -1,4 +1,4 @@
-"""Modular images of Q(t) for the fast exact engine (DESIGN §2 "fast exact").
+"""Modular images of Q(t) for the fast exact engine (docs/design.md §2 "fast exact").
 
 The map Z[t] → F_p, t ↦ τ (p a random large prime, τ random) sends every oracle answer
 num(t)/den(t) to num(τ)/den(τ) ∈ F_p.  The learner runs its field operations there
@@ -46,7 +46,7 @@ def random_prime(bits: int, rng: random.Random):
 
 
 class ModularImage:
-    """The reduction Q(t_{L*}) → F_p, t_{L*} = e^{1/L*} ↦ τ (DESIGN §2 fast exact).
+    """The reduction Q(t_{L*}) → F_p, t_{L*} = e^{1/L*} ↦ τ (docs/design.md §2 fast exact).
 
     τ is a primitive root of F_p (p − 1 smooth), so every z ∈ F_p* is τ^k for a unique
     k mod p − 1, found by Pohlig–Hellman (python-flint ``discrete_log``)."""
@@ -114,7 +114,7 @@ class ModularImage:
         return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
 
     def dlog(self, z, window: int):
-        """k with τ^k = z and |k| ≤ window, or None (DESIGN §2: bounded discrete log)."""
+        """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log)."""
         if z.is_zero():
             return None
         order = self.field.p - 1

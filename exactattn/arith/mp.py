@@ -1,4 +1,4 @@
-"""Arbitrary-precision backend on mpmath (DESIGN §2 "mp").
+"""Arbitrary-precision backend on mpmath (docs/design.md §2 "mp").
 
 Each backend owns a private ``mpmath.MPContext`` at the requested ``dps`` so that two
 backends at different precisions never disturb each other (or mpmath's global ``mp``).
@@ -22,7 +22,7 @@ __all__ = ["MPBackend"]
 
 
 class MPBackend(Backend):
-    """mpmath reals at ``dps`` decimal digits (DESIGN §2 mp)."""
+    """mpmath reals at ``dps`` decimal digits (docs/design.md §2 mp)."""
 
     name = "mp"
     exact = False

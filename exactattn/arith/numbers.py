@@ -1,4 +1,4 @@
-"""Input coercion with errors that name the offending entry (DESIGN §2: "an irrational input
+"""Input coercion with errors that name the offending entry (docs/design.md §2: "an irrational input
 is a clear error").
 
 Every public entry point that takes numbers (model parameters, query tokens, JSON files)

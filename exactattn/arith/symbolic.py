@@ -1,4 +1,4 @@
-"""Symbolic backend on sympy (DESIGN §2 "symbolic"): parameters and tokens may be symbols,
+"""Symbolic backend on sympy (docs/design.md §2 "symbolic"): parameters and tokens may be symbols,
 outputs are sympy expressions, used to prove identities for all parameter values."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ __all__ = ["SymbolicBackend"]
 
 
 class SymbolicBackend(Backend):
-    """sympy expressions; zero test by simplification (DESIGN §2 symbolic)."""
+    """sympy expressions; zero test by simplification (docs/design.md §2 symbolic)."""
 
     name = "symbolic"
     exact = True

@@ -1,5 +1,5 @@
 """`exactattn check [CLAIM ...] [--quick] [--json] [--out DIR]`: verify the papers' claims
-(DESIGN §5, §7).
+(docs/design.md §5, §7).
 
 One line per claim (ok / FAIL, id, reference, sizes, time, certificate); exit status 0 only if
 every claim holds.  Each exact check's JSON certificate is re-verified in-process by the
@@ -18,7 +18,7 @@ DEFAULT_OUT = "certificates"
 
 
 def register(sub):
-    """Add `exactattn check` to the CLI (DESIGN §7)."""
+    """Add `exactattn check` to the CLI (docs/design.md §7)."""
     p = sub.add_parser("check", help="verify the papers' claims (P1, P2) and write certificates",
                        description="Run the named claims (default: all) and print one line per "
                        "claim; exit status 0 only if every claim holds.")

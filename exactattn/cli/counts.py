@@ -1,6 +1,6 @@
 """`exactattn counts --dims A-B --heads A-B [--bound-offset K] [--json]`: run the multi-head
 learner on seeded random exact models over a grid and print the measured query counts and
-maximum lengths beside P2's formulas 4Hd²−2H+1 and 2H+1 (DESIGN §7).  With
+maximum lengths beside P2's formulas 4Hd²−2H+1 and 2H+1 (docs/design.md §7).  With
 ``--bound-offset K`` the learner is told only H₀ = H + K, and the formulas use H₀."""
 
 from __future__ import annotations

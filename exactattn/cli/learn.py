@@ -1,6 +1,6 @@
 """`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
 [--heads-bound H0] [--rank R] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
-[--json]` (DESIGN §7).
+[--json]` (docs/design.md §7).
 
 Draws a seeded random model (rational entries for exact, Gaussian for mp/float; for low-rank
 W = Q Kᵀ of rank R), hides it behind a no-peek Oracle, runs the learner and reports the query
@@ -23,8 +23,8 @@ def register(sub):
     p = sub.add_parser("learn", help="learn a seeded random model through a no-peek oracle",
                        description=__doc__.split("\n\n")[1])
     p.add_argument("variant", choices=VARIANTS,
-                   help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (DESIGN §4.2), "
-                        "transformer (one layer with a bias-free ReLU FFN, DESIGN §1)")
+                   help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (docs/design.md §4.2), "
+                        "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1)")
     p.add_argument("--dim", type=positive_int, required=True, help="token dimension d")
     p.add_argument("--heads", type=positive_int, default=1,
                    help="number of heads of the random model (default 1)")

@@ -1,4 +1,4 @@
-"""Command-line interface (DESIGN §7).  Each command lives in its own module under
+"""Command-line interface (docs/design.md §7).  Each command lives in its own module under
 ``exactattn.cli`` and registers itself here; bad arguments exit with status 2 and a
 one-line reason, learning or check failures with status 1."""
 

@@ -1,5 +1,5 @@
 """`exactattn noise single-head|multi-head --dim D [--heads H] [--taus 1e-10,1e-20,...]
-[--mode adversarial|random|worst-case] [--dps N] [--seed S] [--json] [--plot FILE.png]` (DESIGN §4.4).
+[--mode adversarial|random|worst-case] [--dps N] [--seed S] [--json] [--plot FILE.png]` (docs/design.md §4.4).
 
 Learns a seeded random real model through oracles whose answers are off by ±τ, for every τ of
 the sweep, and prints the measured parameter error beside the predicted bound and their

@@ -2,7 +2,7 @@
 v from length-1 queries, the sigmoid inversion of a length-2 query, and certification of a
 recovered head against the transcript.
 
-The two-token identity (P1 Thm 4.1; DESIGN §4.1): for the query [(a + b), b] a single head
+The two-token identity (P1 Thm 4.1; docs/design.md §4.1): for the query [(a + b), b] a single head
 (W, v) scores the tokens (a+b)ᵀWb and bᵀWb, so the score gap is aᵀWb and
 
     f = v·b + σ(aᵀWb) · (a·v),     σ(z) = 1/(1 + e^{−z}).
@@ -124,7 +124,7 @@ def read_value_vector(s: Session) -> list:
 
 
 def bilinear(s: Session, a, b, v, where: str = ""):
-    """aᵀWb from the length-2 query [(a + b), b] by sigmoid inversion (P1 Thm 4.1; DESIGN §4.1).
+    """aᵀWb from the length-2 query [(a + b), b] by sigmoid inversion (P1 Thm 4.1; docs/design.md §4.1).
 
     Needs a·v ≠ 0.  Exact: the answer's σ/(1−σ) must be t^k, and aᵀWb = k/L exactly; mp/float:
     0 < σ < 1 must hold and aᵀWb = log(σ/(1−σ))."""

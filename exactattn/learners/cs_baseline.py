@@ -1,4 +1,4 @@
-"""The compressed-sensing baseline of P1 Thm 5.1 (DESIGN §4.2), float path only.
+"""The compressed-sensing baseline of P1 Thm 5.1 (docs/design.md §4.2), float path only.
 
 1. d length-1 queries [e_i] give v (P1 Thm 4.1, first step).
 2. m random rank-one projections y_i = a_iᵀ W b_i from the length-2 queries [(a_i + b_i), b_i]

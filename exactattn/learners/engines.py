@@ -1,4 +1,4 @@
-"""Where a learner's field operations run (DESIGN §2): the fast exact engine (modular images
+"""Where a learner's field operations run (docs/design.md §2): the fast exact engine (modular images
 of Q(t), then exact lifting) or the real engine (mp / float directly).
 
 An engine turns oracle answers into field elements (``sample``), rational constants into
@@ -22,7 +22,7 @@ __all__ = ["ModularEngine", "RealEngine", "make_engine"]
 
 class ModularEngine:
     """Q(t) → F_p, t_{L*} ↦ τ; poles read back by a bounded discrete log, residues by rational
-    reconstruction (DESIGN §2 fast exact).  The caller certifies the result exactly."""
+    reconstruction (docs/design.md §2 fast exact).  The caller certifies the result exactly."""
 
     def __init__(self, answers, bits: int, rng: random.Random, samples_per_family: int = 3):
         elems = [a for a in answers if isinstance(a, ExpElement)]
@@ -83,7 +83,7 @@ def _span(e: ExpElement, L: int) -> int:
 
 
 class RealEngine:
-    """mp / float: the answers are already field elements (DESIGN §2 mp, float)."""
+    """mp / float: the answers are already field elements (docs/design.md §2 mp, float)."""
 
     def __init__(self, backend, tolerance=None):
         self.backend = backend

@@ -1,4 +1,4 @@
-"""Copy-count rational interpolation (P2; DESIGN §4.3), written once for every field.
+"""Copy-count rational interpolation (P2; docs/design.md §4.3), written once for every field.
 
 For the family I(u, x) — queries [(x+u) repeated m times, x] — the output is
 
@@ -94,7 +94,7 @@ def _fits_all(field, fit, ms, ys) -> bool:
 
 def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> RationalFit:
     """Reduced rational interpolant of type ≤ (max_degree, max_degree) with Q(0) = 1 (P2;
-    DESIGN §4.3).  Raises NotAttention when no type ≤ H₀ fits every sample.
+    docs/design.md §4.3).  Raises NotAttention when no type ≤ H₀ fits every sample.
 
     ``hint`` (e.g. the pole count of a previous family) is tried first: a type-n solution
     from a *nonsingular* system that fits every sample is already reduced, because a
@@ -118,7 +118,7 @@ def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> Rat
 
 
 def poles_and_residues(field, fit: RationalFit):
-    """From G = P/Q: K and [(z_h, c_h)] with G = K + Σ c_h/(1 + m z_h) (P2; DESIGN §4.3).
+    """From G = P/Q: K and [(z_h, c_h)] with G = K + Σ c_h/(1 + m z_h) (P2; docs/design.md §4.3).
 
     Q's roots r_h = −1/z_h must be simple and lie in the field; c_h = z_h·P(r_h)/Q'(r_h)."""
     n = fit.n
@@ -142,7 +142,7 @@ def poles_and_residues(field, fit: RationalFit):
 
 
 def solve_family(field, ys, max_degree: int, hint: int | None = None):
-    """Samples G(0..2H₀) of one copy-count family → (K, [(z_h, c_h)]) (P2; DESIGN §4.3)."""
+    """Samples G(0..2H₀) of one copy-count family → (K, [(z_h, c_h)]) (P2; docs/design.md §4.3)."""
     ms = list(range(len(ys)))
     fit = fit_rational(field, ms, ys, max_degree, hint)
     return poles_and_residues(field, fit)

@@ -1,5 +1,5 @@
 """Exact learning of a low-rank attention head W = Q Kᵀ (rank r): the skeleton learner of
-DESIGN §4.2 (ours), with d + r(2d − r) value queries of length ≤ 2 when r is given.
+docs/design.md §4.2 (ours), with d + r(2d − r) value queries of length ≤ 2 when r is given.
 
 1. d length-1 queries [e_i] give v (P1 Thm 4.1, first step).
 2. Random bases A = (a_1 … a_d), B = (b_1 … b_d) (seeded integer entries), every a_k with
@@ -48,13 +48,13 @@ __all__ = ["learn_low_rank", "skeleton_queries", "revealing_extra_queries",
 
 
 def skeleton_queries(d: int, r: int) -> int:
-    """d + r(2d − r): v plus the entries of r full rows and r full columns of M (DESIGN §4.2)."""
+    """d + r(2d − r): v plus the entries of r full rows and r full columns of M (docs/design.md §4.2)."""
     return d + r * (2 * d - r)
 
 
 def revealing_extra_queries(d: int, r: int) -> int:
     """Queries beyond the skeleton when the rank is revealed: the pivot M_rr and 2·min(r, d−1−r)
-    spot checks; 0 when r = d.  Always ≤ 2r + 1 (DESIGN §4.2)."""
+    spot checks; 0 when r = d.  Always ≤ 2r + 1 (docs/design.md §4.2)."""
     return 0 if r >= d else 1 + 2 * min(r, d - 1 - r)
 
 
@@ -126,7 +126,7 @@ def _schur(s: Session, M, r: int, i: int, j: int):
 
 
 def _reveal_rank(s: Session, M: _Measurements, d: int, rank_bound) -> int:
-    """Grow the leading block until its next pivot vanishes (DESIGN §4.2)."""
+    """Grow the leading block until its next pivot vanishes (docs/design.md §4.2)."""
     cap = d if rank_bound is None else min(d, rank_bound)
     for k in range(d):
         if M.is_zero(_schur(s, M, k, k, k)):
@@ -152,7 +152,7 @@ def _spot_check(s: Session, M: _Measurements, d: int, r: int) -> int:
 
 
 def _skeleton(s: Session, M: _Measurements, d: int, r: int):
-    """M = C U⁻¹ R from r full rows and r full columns (DESIGN §4.2)."""
+    """M = C U⁻¹ R from r full rows and r full columns (docs/design.md §4.2)."""
     zero = 0 * M(0, 0) if r else (Fraction(0) if s.exact else s.be.scalar(0))
     if r == 0:
         return [[zero] * d for _ in range(d)]
@@ -177,7 +177,7 @@ def _unbase(s: Session, A, B, Mfull):
 
 def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
                    seed=None, entries=1000, probe_scale=None):
-    """Learn a single head whose W has rank r (DESIGN §4.2 exact skeleton; the measurement
+    """Learn a single head whose W has rank r (docs/design.md §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 
     With ``rank`` given: exactly d + r(2d − r) queries of length ≤ 2.  Otherwise the rank is
@@ -216,7 +216,7 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
                             f"queries beyond d + r(2d−r) (bound 2r+1 = {2 * r + 1})")
     if s.exact:
         result.certificate = {
-            "claim": "DESIGN §4.2 exact skeleton (P1 Thm 4.1 measurements)",
+            "claim": "docs/design.md §4.2 exact skeleton (P1 Thm 4.1 measurements)",
             "algorithm": "low-rank", "dim": d, "rank": r, "rank_given": not revealed,
             "queries": s.queries, "max_length": s.max_length, "A": _fmt_rows(A),
             "B": _fmt_rows(B), "W": _fmt_rows(W), "v": [fmt(x) for x in v],
@@ -261,7 +261,7 @@ def _check_rank(d, rank, rank_bound):
 
 # ------------------------------------------------------------------------ random models
 def random_low_rank_head(dim: int, rank: int, seed=None, kind: str = "rational"):
-    """A seeded random head with W = Q Kᵀ of rank exactly `rank` (DESIGN §1 low-rank head).
+    """A seeded random head with W = Q Kᵀ of rank exactly `rank` (docs/design.md §1 low-rank head).
 
     rational: Q, K entries in {−2..2}/2 (redrawn until rank W = rank, exact), v_i ∈ {±1..±4}/2;
     real: Gaussian Q, K (sd 1/√d), W = QKᵀ formed exactly in mpmath (so its rank is exactly

@@ -1,4 +1,4 @@
-"""Multi-head learner (P2; DESIGN §4.3): canonical heads from exactly 4H₀d² − 2H₀ + 1 value
+"""Multi-head learner (P2; docs/design.md §4.3): canonical heads from exactly 4H₀d² − 2H₀ + 1 value
 queries of length ≤ 2H₀ + 1, by copy-count rational interpolation and matching families.
 
 Steps (``learn_multi_head``):
@@ -94,7 +94,7 @@ class _Close:
 def _match(ref, fam, sumfam, close, shared_u: bool, label):
     """For each reference head a = (s_a, c_a) the unique head b of ``fam`` such that the
     matching family ``sumfam`` has a head c with s_c = s_a + s_b and
-    c_c = c_a + c_b (column 1, sum of u's) or c_c = c_b = c_a (shared u) (DESIGN §4.3)."""
+    c_c = c_a + c_b (column 1, sum of u's) or c_c = c_b = c_a (shared u) (docs/design.md §4.3)."""
     chosen = []
     for s_a, c_a in ref:
         cands = []
@@ -170,7 +170,7 @@ def _recover(schedule, answers, engine, be, H0, close):
     col1 = [(i, f) for i, f in enumerate(fams) if f.ends_in_x1]
     for idx, fam in col1:
         solve(idx, fam, q0)
-    # v·u_i = K(u_i, x1) − v·x1, so v is known (DESIGN §4.3 step 3)
+    # v·u_i = K(u_i, x1) − v·x1, so v is known (docs/design.md §4.3 step 3)
     vu = [[solved[((i,), (0,))][0] - q0] for i in range(d)]
     v = [r[0] for r in be.solve(schedule.U, vu)]
     for idx, fam in enumerate(fams):
@@ -234,7 +234,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
                      progress=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
-    theorem; DESIGN §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
+    theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
 
     ``oracle`` is an :class:`~exactattn.Oracle` or any callable on a list of token vectors

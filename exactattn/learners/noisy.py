@@ -1,4 +1,4 @@
-"""Learning from approximate oracles (DESIGN §4.4): every answer is off by at most τ.
+"""Learning from approximate oracles (docs/design.md §4.4): every answer is off by at most τ.
 
 * :func:`learn_single_head_noisy` — P1 Thm 6.1: one head from d² + d queries of length ≤ 2
   with scaled probes and a clipped inverse sigmoid, and an explicit, rigorous error bound
@@ -100,7 +100,7 @@ class _Flags:
 def learn_single_head_noisy(oracle, dim, norm_bound, margin, tolerance, backend=None, dps=None,
                             strict=False):
     """Learn one head (W, v) from d² + d answers that are each off by at most τ, with a
-    guaranteed error bound (P1 Thm 6.1; DESIGN §4.4).  Assumptions: ‖W‖_F ≤ B = ``norm_bound``
+    guaranteed error bound (P1 Thm 6.1; docs/design.md §4.4).  Assumptions: ‖W‖_F ≤ B = ``norm_bound``
     and |v_i| ≥ μ = ``margin`` for every i; ``tolerance`` = τ.
 
     Algorithm.  v̂_i = answer to [e_i] (d queries).  For each (i, j) the query
@@ -291,7 +291,7 @@ def learn_multi_head_noisy(oracle, dim, heads, tolerance, backend=None, dps=None
                            strict=False, constant=True, sensitivity=None,
                            max_matching_tolerance=None):
     """The P2 multi-head learner on answers within ±τ, with the P2 approximate-oracle bound
-    C·τ computed for the run (DESIGN §4.4; :mod:`exactattn.learners.sensitivity`).
+    C·τ computed for the run (docs/design.md §4.4; :mod:`exactattn.learners.sensitivity`).
 
     Same queries as :func:`~exactattn.learners.multi_head.learn_multi_head` (the same bases
     for the same ``seed``): 4Hd² − 2H + 1 queries of length ≤ 2H + 1, mp backend.  The

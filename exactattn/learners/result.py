@@ -1,4 +1,4 @@
-"""What every learner returns (DESIGN §7): the recovered heads and the query accounting."""
+"""What every learner returns (docs/design.md §7): the recovered heads and the query accounting."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The multi-head query schedule (DESIGN §4.3 — our construction meeting P2's counts).
+"""The multi-head query schedule (docs/design.md §4.3 — our construction meeting P2's counts).
 
 Random bases U = (u_1…u_d), X = (x_1…x_d) (0-indexed here).  The copy-count family
 I(u, x) is the 2H₀ queries [(x+u) repeated m times, x], m = 1…2H₀; its m = 0 sample
@@ -52,7 +52,7 @@ class Family:
 
 
 class Schedule:
-    """The full non-adaptive schedule for bases U, X and head bound H₀ (DESIGN §4.3)."""
+    """The full non-adaptive schedule for bases U, X and head bound H₀ (docs/design.md §4.3)."""
 
     def __init__(self, U, X, H0: int):
         self.U, self.X, self.H0 = [list(u) for u in U], [list(x) for x in X], H0

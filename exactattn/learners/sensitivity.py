@@ -1,5 +1,5 @@
 """The P2 approximate-oracle bound: parameter error ≤ C · (answer error), with the model- and
-query-dependent constant C computed (DESIGN §4.4).
+query-dependent constant C computed (docs/design.md §4.4).
 
 P2 states that the multi-head learner tolerates answers with error ≤ τ, its parameter error
 being at most C·τ for a constant C that depends on the model and the random queries; its
@@ -122,7 +122,7 @@ def _row_norms(J):
 def family_samples(schedule: Schedule, answers, v):
     """Each family's samples G(0), …, G(2H₀) in the schedule's order (``Schedule.queries``:
     q₀ = F([x₁]), then every family's m = 1…2H₀); G(0) is q₀ for the families ending in x₁
-    and v·x (computed, DESIGN §4.3 step 3) for the others."""
+    and v·x (computed, docs/design.md §4.3 step 3) for the others."""
     per = 2 * schedule.H0
     zero = answers[0] * 0
     out = []

@@ -1,4 +1,4 @@
-"""Exact learning of one softmax attention head, P1 Thm 4.1 (DESIGN §4.1):
+"""Exact learning of one softmax attention head, P1 Thm 4.1 (docs/design.md §4.1):
 d² + d value queries of length ≤ 2.
 
 1. d length-1 queries [e_i]: one token gets softmax weight 1, so the answer is v_i.

@@ -1,5 +1,5 @@
 """Learning a one-layer Transformer T(X) = wᵀ ReLU(Aᵀ Σ_h V_hᵀ Xᵀ α_h(X)) from value queries
-(DESIGN §1; P1 one-layer reduction; P2 Transformer extension).
+(docs/design.md §1; P1 one-layer reduction; P2 Transformer extension).
 
 **Attention part (both papers).**  α_h(−X) = α_h(X) and ReLU(z) − ReLU(−z) = z, so the
 antisymmetric query T(X) − T(−X) = Σ_h v_h·p_h(X) with v_h = V_h A w is a multi-head
@@ -116,7 +116,7 @@ def _negate(tokens):
 
 
 def antisymmetric_oracle(orc):
-    """X ↦ T(X) − T(−X): the multi-head regressor Σ_h (V_h A w)·p_h(X) (DESIGN §1; P1 and P2
+    """X ↦ T(X) − T(−X): the multi-head regressor Σ_h (V_h A w)·p_h(X) (docs/design.md §1; P1 and P2
     one-layer reductions).  Two oracle calls per query, both counted by ``orc``."""
     def query(tokens):
         tokens = [list(t) for t in tokens]
@@ -556,7 +556,7 @@ def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=
 
 def learn_transformer(oracle, dim, heads=None, heads_bound=None, hidden=None, backend=None,
                       dps=None, seed=None, method="p2", resample=False):
-    """One-layer Transformer learner (DESIGN §1): ``method="p2"`` (P2 Transformer extension,
+    """One-layer Transformer learner (docs/design.md §1): ``method="p2"`` (P2 Transformer extension,
     any number of heads) or ``"p1"`` (P1 one-layer reduction, one head)."""
     if method == "p1":
         if (heads or 1) != 1 or heads_bound not in (None, 1):

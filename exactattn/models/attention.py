@@ -1,4 +1,4 @@
-"""Attention models (DESIGN §1): single head (W, v), multi-head sums, canonical form,
+"""Attention models (docs/design.md §1): single head (W, v), multi-head sums, canonical form,
 seeded random generators and a JSON form with rationals as strings.
 
 Parameters are stored as given after coercion: exact ``Fraction`` entries when every entry
@@ -66,7 +66,7 @@ def validate_tokens(tokens, dim: int):
 
 
 class AttentionHead:
-    """f(X) = Σ_i softmax(X W x_N)_i · v·x_i (P1 §2; DESIGN §1)."""
+    """f(X) = Σ_i softmax(X W x_N)_i · v·x_i (P1 §2; docs/design.md §1)."""
 
     def __init__(self, W, v):
         self.W = tuple(tuple(r) for r in to_matrix(W, _param, "W"))
@@ -116,7 +116,7 @@ class AttentionHead:
 
 
 class MultiHeadAttention:
-    """F(X) = Σ_h f_{W_h, v_h}(X) (P2; DESIGN §1)."""
+    """F(X) = Σ_h f_{W_h, v_h}(X) (P2; docs/design.md §1)."""
 
     def __init__(self, heads, dim: int | None = None):
         self.heads = tuple(h if isinstance(h, AttentionHead) else AttentionHead(*h) for h in heads)
@@ -139,7 +139,7 @@ class MultiHeadAttention:
         return all(h.is_rational for h in self.heads)
 
     def __call__(self, tokens, backend="exact", dps=None):
-        """F(X) on a backend; exact: an element of Q(e^{1/L}) (DESIGN §2)."""
+        """F(X) on a backend; exact: an element of Q(e^{1/L}) (docs/design.md §2)."""
         be = get_backend(backend, dps)
         if self.dim is None:
             return be.zero

@@ -1,5 +1,5 @@
 """Notebook display (issue 8): LaTeX for heads, models and learner results, so Jupyter shows
-the matrices W_h and vectors v_h of a model (DESIGN §1) or of the recovered canonical heads
+the matrices W_h and vectors v_h of a model (docs/design.md §1) or of the recovered canonical heads
 (P2).  Used by the ``_repr_latex_`` / ``_repr_markdown_`` methods of
 :class:`~exactattn.models.AttentionHead`, :class:`~exactattn.models.MultiHeadAttention` and
 :class:`~exactattn.learners.result.LearnResult`.
@@ -43,7 +43,7 @@ def latex_vector(v) -> str:
 
 
 def latex_heads(heads, title: str | None = None) -> str:
-    """$$…$$ block listing W_h, v_h for (W, v) pairs, one row per head (DESIGN §1), under an
+    """$$…$$ block listing W_h, v_h for (W, v) pairs, one row per head (docs/design.md §1), under an
     optional LaTeX ``title`` row."""
     heads = list(heads)
     rows = [title] if title else []

@@ -1,4 +1,4 @@
-"""One-layer Transformer with a bias-free ReLU feed-forward network (DESIGN §1; P1 one-layer
+"""One-layer Transformer with a bias-free ReLU feed-forward network (docs/design.md §1; P1 one-layer
 reduction; P2 Transformer extension).
 
 **Definition.**  Head h has a bilinear score matrix W_h ∈ R^{d×d} and an output map
@@ -97,7 +97,7 @@ class Scalars:
 
 def relu(be, z):
     """ReLU of a backend element: exact — by the certified sign in Q(t) (ball arithmetic at
-    t = e^{1/L}, DESIGN §2); symbolic — sympy.Max; mp/float — the number's own sign."""
+    t = e^{1/L}, docs/design.md §2); symbolic — sympy.Max; mp/float — the number's own sign."""
     if be.name == "symbolic":
         import sympy
         return sympy.Max(z, 0)
@@ -105,7 +105,7 @@ def relu(be, z):
 
 
 def normalize_direction(U, num: Scalars):
-    """(λ, N) with U = λ·N and the first nonzero entry of N equal to 1 (DESIGN §1 kink form);
+    """(λ, N) with U = λ·N and the first nonzero entry of N equal to 1 (docs/design.md §1 kink form);
     (0, None) for U = 0.  Exact on rationals; mp: "nonzero" is |x| > tol·max|U|."""
     big = max((abs(x) for x in U), default=0)
     for x in U:
@@ -227,7 +227,7 @@ def units_from_kink_form(form: KinkForm, num: Scalars, max_search: int = 16):
 
 def _unit_form(heads, units, num: Scalars):
     """(heads, frozenset of (U, w)): U scaled to first nonzero entry ±1, positively parallel
-    units merged, zero units dropped (DESIGN §1: up to permutation and positive rescaling)."""
+    units merged, zero units dropped (docs/design.md §1: up to permutation and positive rescaling)."""
     merged = []
     for w, U in units:
         lam, N = normalize_direction(U, num)
@@ -250,7 +250,7 @@ def _accumulate(groups, key, value, num):
 
 # ---------------------------------------------------------------------- the model
 class OneLayerTransformer:
-    """T(X) = wᵀ ReLU(Aᵀ Σ_h V_hᵀ Xᵀ α_h(X)) (DESIGN §1; P1 one-layer reduction; P2
+    """T(X) = wᵀ ReLU(Aᵀ Σ_h V_hᵀ Xᵀ α_h(X)) (docs/design.md §1; P1 one-layer reduction; P2
     Transformer extension).  ``heads`` is a list of (W_h, V_h); A is d×k, w has k entries."""
 
     #: an exactattn.Oracle evaluates the model on its own backend (like MultiHeadAttention)
@@ -309,7 +309,7 @@ class OneLayerTransformer:
                  for i in range(self.dim)] for _, V in self.heads]
 
     def attention_part(self):
-        """The multi-head regressor T(X) − T(−X) = Σ_h (V_h A w)·p_h(X) (DESIGN §1)."""
+        """The multi-head regressor T(X) − T(−X) = Σ_h (V_h A w)·p_h(X) (docs/design.md §1)."""
         from .attention import MultiHeadAttention
         Aw = [sum((self.A[i][j] * self.w[j] for j in range(self.hidden)), Fraction(0)
                   if self.is_rational else 0) for i in range(self.dim)]
@@ -357,7 +357,7 @@ class OneLayerTransformer:
         return [be.attention(X, heads) for _, heads in self._units(be)]
 
     def __call__(self, tokens, backend="exact", dps=None):
-        """T(X) at the final position on a backend; exact: an element of Q(t) (DESIGN §1–2)."""
+        """T(X) at the final position on a backend; exact: an element of Q(t) (docs/design.md §1–2)."""
         be = get_backend(backend, dps)
         X = self._prepare(tokens, be)
         if be.name == "symbolic":
@@ -475,7 +475,7 @@ def transformer_from_json(text_or_dict) -> OneLayerTransformer:
 # ---------------------------------------------------------------------- random models
 def random_transformer(dim: int, heads: int, hidden: int, seed=None, kind: str = "rational",
                        generic: bool = True) -> OneLayerTransformer:
-    """A seeded random Transformer (DESIGN §1).  rational: W_h as in random_head
+    """A seeded random Transformer (docs/design.md §1).  rational: W_h as in random_head
     ({−3..3}/4), V_h entries {−2..2}/2, A entries {−3..3}, w_j ∈ {±1, ±2, ±3}; real: W_h as
     random_head(kind="real"), Gaussian V_h, A, w.  With generic=True (rational only) draws are
     repeated until the W_h are distinct, every V_h A w ≠ 0 and the units are nonzero and
@@ -531,7 +531,7 @@ def same_transformer_function(a: OneLayerTransformer, b: OneLayerTransformer) ->
 
 
 def transformer_distance(a: OneLayerTransformer, b: OneLayerTransformer, tol=None, dps=30):
-    """Largest difference between the kink forms of two Transformers (DESIGN §1): W_h of the
+    """Largest difference between the kink forms of two Transformers (docs/design.md §1): W_h of the
     merged heads (in canonical order), ℓ, and the terms (N_n, c_n) matched greedily by N.
     Exact (a Fraction, 0 iff the kink forms are equal) for rational models; otherwise an
     mpmath number at ``dps`` digits.  Infinite when the shapes differ."""

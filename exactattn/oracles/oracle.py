@@ -1,4 +1,4 @@
-"""The value-query oracle (DESIGN §3), after the CJM20 extraction code: one object between
+"""The value-query oracle (docs/design.md §3), after the CJM20 extraction code: one object between
 learner and model that counts every query, records the maximum length and a transcript,
 enforces an optional budget, hides the parameters in no-peek mode and applies noise.
 
@@ -27,7 +27,7 @@ __all__ = ["Oracle", "Additive", "Rounding", "as_oracle"]
 
 @dataclass(frozen=True)
 class Additive:
-    """Additive tolerance τ: random uniform in [−τ, τ] or adversarial ±τ (DESIGN §3)."""
+    """Additive tolerance τ: random uniform in [−τ, τ] or adversarial ±τ (docs/design.md §3)."""
 
     tau: object
     mode: str = "random"
@@ -46,7 +46,7 @@ class Additive:
 
 @dataclass(frozen=True)
 class Rounding:
-    """Answers rounded to `digits` significant decimal digits (DESIGN §3)."""
+    """Answers rounded to `digits` significant decimal digits (docs/design.md §3)."""
 
     digits: int
 
@@ -56,7 +56,7 @@ class Rounding:
 
 
 class Oracle:
-    """Counts value queries to a model or any callable ``f(tokens) -> number`` (DESIGN §3).
+    """Counts value queries to a model or any callable ``f(tokens) -> number`` (docs/design.md §3).
 
     ``oracle(tokens)`` returns one number: the output at the final token.  Malformed
     queries raise :class:`QueryError` and are not counted; a query past ``budget`` raises
@@ -173,7 +173,7 @@ class Oracle:
 
 
 def _as_element(be: Backend, raw):
-    """A plain callable's answer as an element of the backend (DESIGN §7)."""
+    """A plain callable's answer as an element of the backend (docs/design.md §7)."""
     if be.name == "exact":
         if isinstance(raw, ExpElement):
             return raw

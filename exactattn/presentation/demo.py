@@ -1,4 +1,4 @@
-"""A narrated walk through one exact multi-head recovery (P2; DESIGN §4.3) — the logic behind
+"""A narrated walk through one exact multi-head recovery (P2; docs/design.md §4.3) — the logic behind
 ``exactattn demo``.
 
 :func:`run_demo` learns a seeded random model through a no-peek oracle and then replays, from
@@ -52,7 +52,7 @@ def _show(elem) -> str:
 
 
 def compact_element(elem, width: int = _WIDTH) -> str:
-    """An exact element of Q(t) (DESIGN §2, exact field) shown in at most about ``width``
+    """An exact element of Q(t) (docs/design.md §2, exact field) shown in at most about ``width``
     characters: written out when short (t = e^(1/L) is stated by the caller), else its
     shape (terms, exponent range of t)."""
     elem = _sparsest(elem)
@@ -87,7 +87,7 @@ def _family_samples(schedule, answers, index):
 
 def _solve(schedule, answers, index, seed):
     """Interpolate one family as the learner does (modular images, then exact lifting;
-    DESIGN §2 fast exact, §4.3): (K, [(score, residue)], L)."""
+    docs/design.md §2 fast exact, §4.3): (K, [(score, residue)], L)."""
     from ..arith import get_backend
     from ..arith.modular import BadReduction
     from ..learners.interpolation import solve_family
@@ -167,7 +167,7 @@ def _family_section(schedule, answers, heads, model, seed):
 
 def _matching_section(schedule, answers, heads, seed):
     """I(u₁, x₁), I(u₂, x₁) and I(u₁+u₂, x₁): poles multiply (scores add), residues add
-    (DESIGN §4.3 step 2) — uses the learner's own matching rule."""
+    (docs/design.md §4.3 step 2) — uses the learner's own matching rule."""
     from ..arith import get_backend
     from ..learners.multi_head import _Close, _match  # the learner's rule, not a copy
     if schedule.d < 2:

@@ -23,7 +23,7 @@ are parsed by a strict ``p/q`` reader) and re-derives what it checks from the de
 * ``determinant`` — rebuilds the cleared (2H+1)×(2H+1) linearised interpolation matrix at the
   witness and at points of its own choosing, takes determinants by exact elimination, and
   compares with the certificate's polynomial, its factorisation and its closed form.
-* ``bad-set`` — recomputes the genericity polynomials of DESIGN §4.3 from the model (det U,
+* ``bad-set`` — recomputes the genericity polynomials of docs/design.md §4.3 from the model (det U,
   det X, pole separation, visibility, unique matching), checks the stated factorisations by
   multiplying them out, the witness values, the degree D, the Schwartz–Zippel bound D/|S|,
   the exact bad-set probability (by enumeration when small) and the Monte Carlo tallies.

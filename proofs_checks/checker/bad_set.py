@@ -14,7 +14,7 @@ from .poly import degree, normalise, padd, pconst, peval, pdet, pmul, poly_from,
 from .qt import attention, canonical, element, same_element
 
 
-# ------------------------------------------------------------ genericity (DESIGN §4.3)
+# ------------------------------------------------------------ genericity (docs/design.md §4.3)
 def families(d):
     """Copy-count families of the schedule as (u index tuple, x index tuple), 0-based; a pair
     (0, i) means u_1 + u_i (resp. x_1 + x_j).  Matching families carry their two bases."""
@@ -57,7 +57,7 @@ def _linear(v, u, n):
 
 
 def bad_set_polynomials(model, d):
-    """The genericity polynomials of DESIGN §4.3, recomputed here: name -> polynomial in the
+    """The genericity polynomials of docs/design.md §4.3, recomputed here: name -> polynomial in the
     2d² entries u_{i,k}, x_{j,k}."""
     n = 2 * d * d
     H = len(model)
@@ -96,7 +96,7 @@ def bad_set_polynomials(model, d):
 
 
 def check_bad_set(c, checks=()):
-    """Genericity certificate (P2 probability one, DESIGN §4.3): polynomials recomputed from
+    """Genericity certificate (P2 probability one, docs/design.md §4.3): polynomials recomputed from
     the model, factorisations, witness values, D, the bound D/|S|, the exact bad-set
     probability (by enumeration) and the Monte Carlo records."""
     d = integer(c.get("dim"), "bad-set.dim")
@@ -114,7 +114,7 @@ def check_bad_set(c, checks=()):
     require(isinstance(listed, list), "bad-set: polynomials must be a list")
     listed_names = [e.get("name") for e in listed if isinstance(e, dict)]
     require(sorted(listed_names) == sorted(recomputed), "bad-set: the listed polynomials are not "
-            "those of DESIGN §4.3 for this model and dimension")
+            "those of docs/design.md §4.3 for this model and dimension")
     wit = vector(c.get("witness"), "bad-set.witness")
     require(len(wit) == n, "bad-set: witness has the wrong length")
     for k, e in enumerate(listed):

@@ -34,7 +34,7 @@ def dot(a, b):
 
 
 def attention(model, tokens):
-    """F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i as (num, den, L) in Q(t) (DESIGN §1)."""
+    """F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i as (num, den, L) in Q(t) (docs/design.md §1)."""
     xN = tokens[-1]
     parts = []
     for W, v in model:
@@ -101,7 +101,7 @@ def tokens_of(q, dim, where):
 
 # ============================================================ canonical form (P2)
 def canonical(model):
-    """Group heads with equal W, sum v, drop zero sums: a set of (W, v) pairs (DESIGN §1)."""
+    """Group heads with equal W, sum v, drop zero sums: a set of (W, v) pairs (docs/design.md §1)."""
     groups = {}
     for W, v in model:
         groups[W] = tuple(a + b for a, b in zip(groups[W], v)) if W in groups else v

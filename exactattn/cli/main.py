@@ -40,17 +40,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: exit status of a run stopped by Ctrl-C (128 + SIGINT), as shells report it
+INTERRUPTED = 130
+
+
 def main(argv=None) -> int:
+    """Run one command; every outcome is an exit status and at most one line on stderr:
+    0 done, 1 a named failure (or a claim that does not hold), 2 bad input, 130 Ctrl-C.
+    A closed stdout (``exactattn ... | head``) ends the run silently."""
+    try:
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+
+
+def _dispatch(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return status
     except (UsageError, ValueError, TypeError, OSError) as e:
-        sys.stderr.write(f"exactattn {args.command}: error: {e}\n")
+        if isinstance(e, BrokenPipeError):
+            raise
+        sys.stderr.write(f"exactattn {args.command}: error: {_one_line(e)}\n")
         return 2
+    except (MemoryError, RecursionError, OverflowError) as e:
+        sys.stderr.write(f"exactattn {args.command}: error: the run is too large for this "
+                         f"machine ({type(e).__name__}{': ' + _one_line(e) if str(e) else ''}); "
+                         f"use smaller sizes\n")
+        return 1
+
+
+def _one_line(e) -> str:
+    return " ".join(str(e).split())
+
+
+def _silence_stdout():
+    """After a broken pipe, point stdout at /dev/null so that the interpreter's final flush
+    does not print a second error."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -302,13 +302,11 @@ class BallBackend(Backend):
 
     def solve(self, A, B):
         """X with A X = B for every A, B in the balls (flint's certified solver)."""
-        try:
-            X = arb_mat([[ball(x) for x in r] for r in A]).solve(
-                arb_mat([[ball(x) for x in r] for r in B]))
-        except ZeroDivisionError:
+        cols = [_verified_solve(A, [r[j] for r in B]) for j in range(len(B[0]))]
+        if any(c is None for c in cols):
             raise SingularSystem(f"a {len(A)}×{len(A)} ball system is not certified "
-                                 f"nonsingular at {self.prec} bits") from None
-        return [[X[i, j] for j in range(X.ncols())] for i in range(X.nrows())]
+                                 f"nonsingular at {self.prec} bits")
+        return [[c[i] for c in cols] for i in range(len(A))]
 
     def matmul(self, A, B):
         zero = arb(0)

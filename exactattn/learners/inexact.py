@@ -128,7 +128,7 @@ def _check_accuracy(bar, accuracy, sep):
     if accuracy is None or bar.within(accuracy):
         return
     prec, bound = bar.precision, bar.bound
-    need = prec.scaled(float(mpmath.mpf(accuracy) / bound))
+    need = prec.scaled(float(accuracy) / float(bound))
     raise IllConditioned(
         f"the error bar {mpmath.nstr(bound, 3)} ({bar.method}) exceeds the asked accuracy "
         f"{accuracy}: the oracle precision {prec} is not enough (about {float(need.eta):.2g} "

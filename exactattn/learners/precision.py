@@ -199,8 +199,8 @@ class ErrorBar:
         return self.method == "ball"
 
     def within(self, accuracy) -> bool:
-        """Whether the bar is certainly below ``accuracy`` (a number)."""
-        return self.bound <= accuracy
+        """Whether the bar is below ``accuracy`` (a number; Fractions compared exactly)."""
+        return _as_mpf(self.bound) <= _as_mpf(accuracy)
 
     def summary(self) -> dict:
         import mpmath
@@ -214,3 +214,11 @@ class ErrorBar:
         import mpmath
         kind = "certified enclosure" if self.rigorous else "first-order C·η, not rigorous"
         return f"±{mpmath.nstr(self.bound, 3)} ({kind}; {self.precision})"
+
+
+def _as_mpf(x):
+    import mpmath
+    if isinstance(x, Fraction):
+        with mpmath.workprec(256):
+            return mpmath.mpf(x.numerator) / x.denominator
+    return mpmath.mpf(x)

@@ -122,13 +122,12 @@ def infer_precision(oracle, answers, stated=None) -> OraclePrecision:
     if noise is not None and hasattr(noise, "tau"):
         tau = Fraction(noise.tau) if not isinstance(noise.tau, float) \
             else Fraction(repr(noise.tau))
-        extra = FLOAT64_PRECISION if is_float else Fraction(0)
-        if extra:
-            # absolute τ plus the float64 rule, as an absolute bound on |answers| ≤ max |ŷ|
-            top = max((abs(Fraction(float(y))) for y in answers), default=Fraction(1))
-            return OraclePrecision(tau + extra * max(1, top), False,
-                                   f"additive noise ±{float(tau):.3g} + float64 rounding")
-        return OraclePrecision(tau, False, f"additive noise ±{float(tau):.3g}")
+        # τ plus the rounding of the noisy answer itself (float64 rule, or 4 units of the mp
+        # oracle's dps), as an absolute bound over |answers| ≤ max |ŷ|
+        unit = FLOAT64_PRECISION if is_float else backend_precision(be).eta * 4
+        top = max((abs(Fraction(float(y))) for y in answers), default=Fraction(1))
+        return OraclePrecision(tau + unit * max(1, top), False,
+                               f"additive noise ±{float(tau):.3g} + the oracle's rounding")
     if noise is not None and hasattr(noise, "digits"):
         return OraclePrecision(Fraction(5, 10 ** noise.digits), True,
                                f"rounding to {noise.digits} significant digits")

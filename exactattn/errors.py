@@ -7,7 +7,7 @@ __all__ = [
     "ExactAttnError", "QueryError", "BudgetExceeded", "PeekError", "SingularSystem",
     "LearningFailure", "SingularBasis", "CollidingPoles", "InvisibleHead",
     "AmbiguousMatching", "NotAttention", "CertificationFailed", "NotIdentifiable",
-    "ConditionsNotMet",
+    "ConditionsNotMet", "IllConditioned", "UnresolvedHeads",
 ]
 
 
@@ -83,3 +83,22 @@ class ConditionsNotMet(LearningFailure):
     against the pole separation), so no error bound can be claimed for a result."""
 
     reason = "conditions-not-met"
+
+
+class IllConditioned(LearningFailure):
+    """An inexact run (mp / float) cannot certify its answer at the oracle's precision: the
+    answer balls are too wide for the recovery's decisions (pivots, poles, matching) to be
+    made (docs/design.md §8, inexact backends).  ``details`` carry the smallest pole
+    separation seen (``pole_separation``), the oracle precision used (``precision``) and
+    the precision that would be needed (``needed_precision``, None when no tried precision
+    sufficed)."""
+
+    reason = "ill-conditioned"
+
+
+class UnresolvedHeads(LearningFailure):
+    """An inexact run told heads=H resolves fewer than H heads at the oracle's precision: two
+    poles or a residue cannot be told apart from a collision or from 0 (docs/design.md §8).
+    ``details`` carry ``heads_found``, ``heads`` and the smallest pole separation seen."""
+
+    reason = "unresolved-heads"

@@ -16,7 +16,16 @@ twice the working precision).  Checked, at every τ where the conditions hold:
 4. the conditions under which C is finite (pole separation, residues, conditioning of U, X)
    are reported, and hold at the smallest τ.
 
-Not certified (real arithmetic); the first-order bound is a limit statement as τ → 0.
+5. rigorous (certified ball arithmetic, :mod:`exactattn.learners.enclosure`): the learner
+   run on adversarial ±τ answers, told the precision τ, returns a certified enclosure of its
+   heads valid for EVERY answer vector within ±τ.  Over τ rising by decades from the
+   smallest until the enclosure stops existing (the balls can no longer certify a decision:
+   the failure is named and reported), the true canonical heads lie in the enclosures, the
+   measured error is ≤ the enclosure bar, and the certified constant K = bar/τ is at least
+   C·(1 − 0.1) (an enclosure cannot be smaller than the first-order error it must contain);
+   K and K/C are reported beside C.
+
+The first-order bound is a limit statement as τ → 0; item 5 is not.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from exactattn.analysis.noise_sweep import (loglog_slope, noise_free_constant, p
                                    sweep_multi_head)
 
 from .registry import Claim, Verdict, register
+from exactattn.errors import LearningFailure
 
 __all__ = ["CLAIM", "SLACK", "SLOPE_TOLERANCE"]
 
@@ -62,11 +72,58 @@ def _check_mode(verdict, out, label, worst_case):
     return rows
 
 
+def _rigorous(verdict, d, H, sens, params):
+    """Item 5 of the module docstring."""
+    import mpmath
+    from exactattn.learners.compare import parameter_error
+    from exactattn.learners.enclosure import Enclosure, enclosure_contains
+    from exactattn.learners.multi_head import learn_multi_head
+    from exactattn.models.attention import random_multi_head
+    from exactattn.oracles.oracle import Additive, Oracle
+    dps, seed = params["dps"], params["seed"]
+    model = random_multi_head(d, H, seed=seed, kind="real")
+    truth = [(h.W, h.v) for h in model.canonical().heads]
+    label, rows, stop = f"d={d} H={H} certified", [], None
+    for tau in parse_taus(params["ball_taus"]):
+        orc = Oracle(model, backend="mp", dps=dps, noise=Additive(tau, "adversarial", seed))
+        try:
+            res = learn_multi_head(orc, d, heads=H, seed=seed)
+        except LearningFailure as e:
+            stop = f"τ = {float(tau):.0e}: {e.reason} ({str(e)[:120]})"
+            break
+        bar = res.error_bar
+        if bar.method != "ball":
+            stop = (f"τ = {float(tau):.0e}: the balls cannot certify a decision "
+                    f"({bar.assumes.rsplit('(', 1)[-1].rstrip(')')}); only a first-order bar")
+            break
+        enc = Enclosure(bar.enclosure, [], bar.precision, bar.details["prec_bits"])
+        err = parameter_error(model, res.heads, dps=2 * dps)
+        K = bar.bound / mpmath.mpf(float(tau))
+        rows.append((tau, err, bar.bound, K, enclosure_contains(enc, truth)))
+    if not rows:
+        verdict.fail(f"{label}: no certified enclosure at any τ ({stop})")
+        return
+    inside = all(ok and err <= b for _, err, b, _, ok in rows)
+    verdict.expect(inside, f"{label}: truth inside the enclosure and error ≤ bar at "
+                   f"{len(rows)} τ up to {float(rows[-1][0]):.0e}",
+                   f"{label}: a measured error or a true head lies outside the enclosure")
+    low = min(K for *_, K, _ in rows)
+    verdict.expect(low >= sens.C * (1 - SLACK),
+                   f"{label}: certified constant K = bar/τ ∈ [{float(low):.3g}, "
+                   f"{float(max(K for *_, K, _ in rows)):.3g}] ≥ C = {float(sens.C):.3g} "
+                   f"(K/C ≥ {float(low / sens.C):.3g})",
+                   f"{label}: K = {float(low):.3g} < C = {float(sens.C):.3g}: an enclosure "
+                   f"smaller than the first-order error")
+    verdict.notes.append(f"{label}: the enclosure stops existing at "
+                         f"{stop or 'no τ of the range'}")
+
+
 def run(params) -> Verdict:
     verdict = Verdict(True)
     taus = parse_taus(params["taus"])
     for d, H in params["dH"]:
         sens = noise_free_constant(d, H, params["dps"], params["seed"])
+        _rigorous(verdict, d, H, sens, params)
         for mode in params["modes"]:
             out = sweep_multi_head(d, H, taus, params["dps"], params["seed"], mode, sens)
             label = f"d={d} H={H} {mode}"
@@ -95,8 +152,12 @@ CLAIM = register(Claim(
               "the model- and query-dependent C computed (and attained)",
     sizes={"quick": {"dH": [[2, 2]], "taus": "1e-12,1e-18,1e-24", "modes": ["adversarial",
                                                                              "worst-case"],
+                     "ball_taus": "1e-24,1e-18,1e-14,1e-12,1e-10,1e-9,1e-8,1e-7,1e-6,1e-5,"
+                                  "1e-4,1e-3",
                      "dps": 30, "seed": 0},
            "full": {"dH": [[2, 2], [3, 2], [3, 3]], "taus": "1e-10,1e-15,1e-20,1e-25,1e-30",
+                    "ball_taus": "1e-40,1e-30,1e-25,1e-20,1e-16,1e-14,1e-12,1e-11,1e-10,"
+                                 "1e-9,1e-8,1e-7,1e-6,1e-5,1e-4,1e-3",
                     "modes": ["adversarial", "random", "worst-case"], "dps": 50, "seed": 0}},
     run=run,
     needs=("exactattn.learners.sensitivity",)))

@@ -101,7 +101,8 @@ class RealField:
         return best
 
     def roots(self, coeffs):
-        """Real roots of Σ coeffs[i] m^i; (roots with multiplicity 1, all_real)."""
+        """Real roots of Σ coeffs[i] m^i; (roots with multiplicity 1, all_real): a root counts
+        as real when its imaginary part is within the tolerance (relative to max(1, |r|))."""
         n = len(coeffs) - 1
         while n > 0 and self.is_zero(coeffs[n]):
             n -= 1
@@ -115,9 +116,10 @@ class RealField:
             except ctx.NoConvergence:
                 return [], False
             scale = max(1, max(abs(r) for r in rts))
-            real = [ctx.re(r) for r in rts if abs(ctx.im(r)) <= self.tolerance * 1e3 * scale]
+            real = [ctx.re(r) for r in rts if abs(ctx.im(r)) <= self.tolerance * scale]
         else:
             import numpy as np
             rts = np.roots(list(reversed([float(c) for c in coeffs[: n + 1]])))
-            real = [float(r.real) for r in rts if abs(r.imag) <= 1e-9 * max(1.0, abs(r))]
+            real = [float(r.real) for r in rts if abs(r.imag) <= self.tolerance * max(1.0, abs(r))]
         return [(r, 1) for r in real], len(real) == n
+

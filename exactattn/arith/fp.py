@@ -26,15 +26,20 @@ class FloatBackend(Backend):
         self.tolerance = float(tolerance)
 
     def scalar(self, x, where: str = "value") -> float:
+        """x as a float64; nan / inf (and magnitudes beyond float64) are refused naming
+        ``where``."""
         if isinstance(x, bool):
             raise TypeError(f"{where}: {x!r} is a bool, not a number")
-        if isinstance(x, numbers.Real) and not isinstance(x, (numbers.Integral, Fraction)):
-            return float(x)
         try:
-            q = to_rational(x, where)
-        except ValueError:
-            return float(x)
-        return q.numerator / q.denominator
+            if isinstance(x, numbers.Real) and not isinstance(x, (numbers.Integral, Fraction)):
+                return _finite(float(x), x, where)
+            try:
+                q = to_rational(x, where)
+            except ValueError:
+                return _finite(float(x), x, where)
+            return _finite(q.numerator / q.denominator, x, where)
+        except OverflowError:
+            raise ValueError(f"{where}: {x} is beyond the float64 range") from None
 
     def exp(self, score):
         return math.exp(score)
@@ -79,3 +84,9 @@ class FloatBackend(Backend):
 
     def matmul(self, A, B):
         return (np.array(A, dtype=np.float64) @ np.array(B, dtype=np.float64)).tolist()
+
+
+def _finite(f: float, x, where) -> float:
+    if not math.isfinite(f):
+        raise ValueError(f"{where}: {x} is not a finite float64 number (nan and inf are refused)")
+    return f

@@ -18,7 +18,11 @@ from ..errors import SingularSystem
 from .numbers import to_rational
 from .base import Backend
 
-__all__ = ["MPBackend"]
+__all__ = ["MPBackend", "MIN_DPS"]
+
+#: the one minimum of dps for every command and API: below float64's ~16 digits the mp
+#: backend has no use here
+MIN_DPS = 15
 
 
 class MPBackend(Backend):
@@ -28,8 +32,8 @@ class MPBackend(Backend):
     exact = False
 
     def __init__(self, dps: int = 50, tolerance=None):
-        if not isinstance(dps, int) or dps < 5:
-            raise ValueError(f"dps must be an integer ≥ 5, got {dps!r}")
+        if not isinstance(dps, int) or isinstance(dps, bool) or dps < MIN_DPS:
+            raise ValueError(f"dps must be an integer ≥ {MIN_DPS}, got {dps!r}")
         self.ctx = mpmath.MPContext()
         self.ctx.dps = dps
         self.dps = dps
@@ -37,17 +41,25 @@ class MPBackend(Backend):
             else self.ctx.mpf(tolerance)
 
     def scalar(self, x, where: str = "value"):
+        """x at full precision (an mpf of another context or a sympy Float keeps all its
+        digits; a decimal string is read at this backend's dps); nan / inf are refused
+        naming ``where``."""
         ctx = self.ctx
         if isinstance(x, ctx.mpf):
-            return x
+            return _finite(x, where)
         if isinstance(x, _mpf) or hasattr(x, "_mpf_"):
             # an mpf of another context (global mp or another backend), or a sympy Float:
             # convert directly; going through float would keep 53 bits only
-            return ctx.mpf(x)
+            return _finite(ctx.mpf(x), where)
         if isinstance(x, bool):
             raise TypeError(f"{where}: {x!r} is a bool, not a number")
+        if isinstance(x, str):
+            try:
+                return _finite(ctx.mpf(x.strip()), where)
+            except ValueError:
+                raise ValueError(f"{where}: {x!r} is not a number") from None
         if isinstance(x, numbers.Real) and not isinstance(x, (numbers.Integral, Fraction)):
-            return ctx.mpf(float(x))
+            return _finite(ctx.mpf(float(x)), where)
         try:
             q = to_rational(x, where)
         except ValueError:
@@ -59,6 +71,10 @@ class MPBackend(Backend):
 
     def exp(self, score):
         return self.ctx.exp(score)
+
+    def with_dps(self, dps: int) -> "MPBackend":
+        """This backend at another precision (the same tolerance rule)."""
+        return self if dps == self.dps else MPBackend(dps)
 
     def is_zero(self, a) -> bool:
         return abs(a) <= self.tolerance
@@ -112,3 +128,9 @@ class MPBackend(Backend):
 
     def __repr__(self):
         return f"<exactattn backend mp dps={self.dps}>"
+
+
+def _finite(x, where):
+    if not mpmath.isfinite(x):
+        raise ValueError(f"{where}: {x} is not a finite number (nan and inf are refused)")
+    return x

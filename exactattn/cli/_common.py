@@ -42,8 +42,9 @@ def int_range(text: str):
 def add_backend_args(p, default="exact"):
     p.add_argument("--backend", choices=["exact", "mp", "float"], default=default,
                    help="arithmetic backend (default %(default)s)")
-    p.add_argument("--dps", type=positive_int, default=None,
-                   help="decimal digits for the mp backend (default 50)")
+    from ..arith.mp import MIN_DPS
+    p.add_argument("--dps", type=int_at_least(MIN_DPS), default=None,
+                   help=f"decimal digits for the mp backend (default 50, at least {MIN_DPS})")
 
 
 def read_json(path: str, what: str):

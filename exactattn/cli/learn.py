@@ -45,14 +45,34 @@ def register(sub):
     p.add_argument("--method", choices=("p1", "p2"), default=None,
                    help="transformer: p2 (P2 extension, default) or p1 (P1 reduction, one head)")
     add_backend_args(p)
+    p.add_argument("--oracle-digits", type=positive_int, default=None,
+                   help="mp/float: the oracle's precision, 10^-N per answer (its answers are "
+                        "rounded to N+1 significant digits); inferred when not given")
+    p.add_argument("--accuracy", type=_positive_number, default=None,
+                   help="mp/float: recovered only if the error bar is below this "
+                        "(default 1e-6)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
 
 
+def _positive_number(text):
+    import argparse
+    from fractions import Fraction
+    try:
+        x = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number like 1e-6") from None
+    if x <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be positive")
+    return x
+
+
 def _check_args(a):
     """Combinations argparse cannot see; ValueError → exit status 2."""
+    if a.backend == "exact" and (a.oracle_digits is not None or a.accuracy is not None):
+        raise ValueError("--oracle-digits and --accuracy apply to the mp and float backends")
     if a.heads_bound is not None and a.variant not in ("multi-head", "transformer"):
         raise ValueError("--heads-bound applies to multi-head and transformer only")
     for flag, given in (("--hidden", a.hidden is not None), ("--method", a.method is not None)):
@@ -96,6 +116,10 @@ def _model(a):
 
 def _learn(a, oracle, progress=None):
     be = dict(backend=a.backend, dps=a.dps, seed=a.seed)
+    if a.backend != "exact" and a.variant != "transformer":
+        from fractions import Fraction
+        be["oracle_precision"] = None if a.oracle_digits is None else \
+            Fraction(1, 10 ** a.oracle_digits)
     if a.variant == "single-head":
         from ..learners.single_head import learn_single_head
         return learn_single_head(oracle, a.dim, holdout=a.holdout, **be)
@@ -131,7 +155,11 @@ def run(a):
     _check_args(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
     model = _model(a)
-    oracle = Oracle(model, backend=be, no_peek=True)
+    noise = None
+    if a.oracle_digits is not None:
+        from ..oracles.oracle import Rounding
+        noise = Rounding(a.oracle_digits + 1)   # within 10^-N·|y|: the stated precision holds
+    oracle = Oracle(model, backend=be, no_peek=True, noise=noise)
     base = {"algorithm": a.variant, "dim": a.dim, "heads": a.heads, "heads_bound": a.heads_bound,
             "rank": a.rank, "backend": be.name, "dps": getattr(be, "dps", None), "seed": a.seed}
     start = time.perf_counter()
@@ -147,9 +175,19 @@ def run(a):
         base.update(extra)
     else:
         tol = default_tolerance(be)
-        err = parameter_error(model, result.heads, dps=getattr(be, "dps", None) or 30)
+        err = parameter_error(model, result.heads, dps=2 * (getattr(be, "dps", None) or 30))
         recovered = same_function(model, result.model) if be.name == "exact" else \
             bool(err <= tol)
+    bar = getattr(result, "error_bar", None)
+    if be.name != "exact" and a.variant != "transformer":
+        from ..learners.precision import DEFAULT_ACCURACY
+        tol = a.accuracy if a.accuracy is not None else DEFAULT_ACCURACY
+        # claimed only when the bar is below the asked accuracy (and, here where the true
+        # model is known, the measured error lies within the bar)
+        recovered = bar is not None and bar.within(tol) and bool(err <= bar.bound)
+        base["error_bar"] = None if bar is None else bar.summary()
+        base["error_bar_value"] = None if bar is None else _number(bar.bound)
+        base["accuracy"] = float(tol)
     out = dict(base, algorithm=result.algorithm, queries=result.queries,
                max_length=result.max_length, expected_queries=result.expected_queries,
                expected_max_length=result.expected_max_length,
@@ -190,6 +228,26 @@ def _text(x):
     return mpmath.nstr(x, 6)
 
 
+def _rel(x, y) -> str:
+    return "≤" if x is not None and y is not None and x <= y else ">"
+
+
+def _inexact_how(o):
+    """The reason line of an mp/float run: max error, error bar and asked accuracy, each
+    relation printed as it is (never '≤' on a failed comparison)."""
+    err, tol = o["max_error"], o["tolerance"]
+    bar = o.get("error_bar")
+    if "error_bar_value" not in o:        # a learner without an error bar (transformer)
+        return f"max error {o['max_error_text']} {_rel(err, tol)} tolerance {tol:.3g}"
+    if bar is None:
+        return f"max error {o['max_error_text']}; no error bar"
+    b = o["error_bar_value"]
+    kind = "certified enclosure" if bar["rigorous"] else "first-order, not rigorous"
+    return (f"max error {o['max_error_text']} {_rel(err, b)} error bar {bar['bound']} "
+            f"({kind}) {_rel(b, o['accuracy'])} accuracy {o['accuracy']:.3g}; oracle "
+            f"precision {bar['precision']['eta']} ({bar['precision']['source']})")
+
+
 def _summary(o):
     counts = f"queries {o['queries']}"
     if o["expected_queries"] is not None:
@@ -197,8 +255,7 @@ def _summary(o):
     counts += f", max length {o['max_length']}"
     if o["expected_max_length"] is not None:
         counts += f" (expected {o['expected_max_length']})"
-    how = "exact canonical equality" if o["backend"] == "exact" else \
-        f"max error {o['max_error_text']} ≤ tolerance {o['tolerance']:.3g}"
+    how = "exact canonical equality" if o["backend"] == "exact" else _inexact_how(o)
     model = f"d={o['dim']}, H={o['heads']}"
     if o["rank"] is not None:
         model += f", rank {o['rank']}"

@@ -31,7 +31,10 @@ def register(sub):
                    default="adversarial",
                    help="±τ with seeded random signs, uniform in [−τ, τ], or (multi-head) the "
                         "sign pattern that attains C")
-    p.add_argument("--dps", type=positive_int, default=50, help="mp digits (default 50)")
+    from ..arith.mp import MIN_DPS
+    from ._common import int_at_least
+    p.add_argument("--dps", type=int_at_least(MIN_DPS), default=50,
+                   help=f"mp digits (default 50, at least {MIN_DPS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the model, bases and noise")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE.png", default=None,
@@ -45,8 +48,6 @@ def run(a):
         raise ValueError("--heads applies to multi-head only")
     if a.mode == "worst-case" and a.variant != "multi-head":
         raise ValueError("--mode worst-case applies to multi-head only")
-    if a.dps < 10:
-        raise ValueError("--dps must be at least 10")
     taus = parse_taus(a.taus or DEFAULT_TAUS[a.variant])
     plt = _pyplot() if a.plot else None  # fail early, before the sweep, if matplotlib is absent
     if a.variant == "single-head":

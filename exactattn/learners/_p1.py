@@ -23,8 +23,8 @@ from ..models.attention import AttentionHead, MultiHeadAttention
 from ..arith.numbers import format_rational
 from ..oracles.oracle import as_oracle
 
-__all__ = ["Session", "check_dim", "unit", "read_value_vector", "bilinear", "certify",
-           "holdout_check", "fmt"]
+__all__ = ["Session", "ReplaySession", "check_dim", "unit", "read_value_vector", "bilinear",
+           "certify", "holdout_check", "fmt", "attach_error_bar"]
 
 
 def check_dim(dim) -> int:
@@ -66,11 +66,25 @@ class Session:
     def exact(self) -> bool:
         return self.be.name == "exact"
 
+    #: ``oracle_precision=`` as given to the learner (None: inferred)
+    stated_precision = None
+
+    @property
+    def precision(self):
+        """mp/float: the oracle precision η, stated or inferred from the oracle and the answers
+        so far (:func:`~exactattn.learners.precision.infer_precision`)."""
+        from .precision import infer_precision
+        return infer_precision(self.oracle, [y for _, y in self.transcript],
+                               self.stated_precision)
+
     @property
     def tolerance(self):
-        """mp/float: the coarser of the learner's and the oracle's zero-test tolerances (the
-        answers are no more precise than the oracle computed them)."""
-        return max(self.be.tolerance, self.be.scalar(self.oracle.backend.tolerance))
+        """mp/float: the residual tolerance η^(1/3) of the oracle precision η (one rule,
+        :func:`~exactattn.learners.precision.approximate_tolerances`), and never below the
+        learner's own arithmetic precision."""
+        from .precision import approximate_tolerances
+        tol = self.be.scalar(approximate_tolerances(self.precision)["residual"])
+        return max(self.be.tolerance, tol)
 
     @property
     def queries(self) -> int:
@@ -197,3 +211,74 @@ def holdout_check(s: Session, heads, count: int, rng: random.Random, tol=None) -
                                f"oracle is not a single attention head", tokens=tokens,
                                answer=str(y))
     return count
+
+
+# ---------------------------------------------------------------------- error bars (mp/float)
+class ReplaySession(Session):
+    """A recorded run replayed on answer balls [ŷ ± η·max(1, |ŷ|)] in certified ball
+    arithmetic (docs/design.md §8): ``ask`` returns the recorded answer's ball (a query the
+    run never asked is an error), zero tests refuse to decide (0 ∈ ball counts as zero, so
+    a needed nonzero that cannot be certified stops the replay)."""
+
+    def __init__(self, dim: int, transcript, precision, prec_bits: int):
+        from ..arith.ball import BallBackend, ball
+        from .enclosure import _as_fraction
+        self.dim = check_dim(dim)
+        self.oracle = None
+        self.be = BallBackend(prec_bits)
+        self.transcript, self.max_length = [], 0
+        self._answers = {}
+        for tokens, y in transcript:
+            key = tuple(tuple(t) for t in tokens)
+            self._answers.setdefault(key, ball(y, precision.radius(_as_fraction(y))))
+
+    @property
+    def tolerance(self):
+        return 0
+
+    def ask(self, tokens):
+        key = tuple(tuple(t) for t in tokens)
+        if key not in self._answers:
+            raise ValueError(f"the replay asked {key}, which the recorded run never asked")
+        self.transcript.append((key, self._answers[key]))
+        return self._answers[key]
+
+    def is_zero(self, x) -> bool:
+        return x.contains(0)
+
+
+def attach_error_bar(s: Session, result, replay, oracle_precision=None, accuracy=None):
+    """Set ``result.error_bar`` for an mp/float P1 run: ``replay(session) -> (W, v)`` re-runs
+    the learner's own steps on a :class:`ReplaySession` of the transcript; the enclosure then
+    holds for every answer within the oracle precision, and the bar bounds the distance of
+    the reported (W, v) from every such head.  IllConditioned when the balls cannot be
+    carried through (with the precision it assumed) or the bar exceeds ``accuracy``."""
+    import mpmath
+    from ..errors import IllConditioned, LearningFailure, SingularSystem
+    from .inexact import _check_accuracy, bar_for
+    from .precision import ErrorBar, infer_precision, working_bits, working_dps
+    prec = infer_precision(s.oracle, [y for _, y in s.transcript], oracle_precision)
+    wdps = working_dps(prec, getattr(s.be, "dps", None))
+    bits = 53 if s.be.name == "float" else working_bits(wdps)
+    ctx = mpmath.MPContext()
+    ctx.dps = wdps
+    from ..arith.ball import BallBackend
+    with BallBackend(bits).working():
+        rs = ReplaySession(s.dim, s.transcript, prec, bits)
+        try:
+            W, v = replay(rs)
+        except (LearningFailure, SingularSystem, ValueError, ZeroDivisionError) as e:
+            raise IllConditioned(
+                f"the {result.algorithm} recovery cannot be certified at the oracle precision "
+                f"{prec}: {getattr(e, 'reason', type(e).__name__)}: {e}",
+                precision=prec.describe(), needed_precision=None) from None
+    reported = [(h.W, h.v) for h in result.heads]
+    bound = bar_for([(W, v)], reported, ctx, bits)
+    bar = ErrorBar(bound=bound, method="ball", precision=prec, working_dps=wdps,
+                   constant=bound / mpmath.mpf(float(prec.eta)), enclosure=[(W, v)],
+                   assumes=f"every answer within {float(prec.eta):.3g}"
+                           f"{'·max(1,|y|)' if prec.relative else ''} of one attention head's",
+                   details={"prec_bits": bits})
+    _check_accuracy(bar, accuracy, None)
+    result.error_bar = bar
+    result.notes.append(f"error bar {bar}")

@@ -112,6 +112,12 @@ def make_engine(backend, answers, rng, bits=127, samples_per_family=3):
     """The engine for a backend: modular images for exact, the reals otherwise."""
     if backend.name == "exact":
         return ModularEngine(answers, bits, rng, samples_per_family)
-    if backend.name == "mp":
-        return RealEngine(backend, backend.ctx.mpf(10) ** (-(backend.dps // 2)))
-    return RealEngine(backend, 1e-7)
+    return RealEngine(backend, real_tolerance(backend))
+
+
+def real_tolerance(backend, precision=None):
+    """The interpolation zero-test tolerance of the real engine: η^(1/2) for the precision η
+    (the oracle's, or the backend's own; :mod:`exactattn.learners.precision`)."""
+    from .precision import approximate_tolerances, backend_precision
+    prec = precision or backend_precision(backend)
+    return backend.scalar(approximate_tolerances(prec)["interpolation"])

@@ -40,7 +40,8 @@ import time
 from fractions import Fraction
 
 from ..errors import NotAttention, SingularBasis, SingularSystem
-from ._p1 import Session, bilinear, certify, check_dim, fmt, read_value_vector
+from ._p1 import (Session, attach_error_bar, bilinear, certify, check_dim, fmt,
+                  read_value_vector)
 from .result import LearnResult
 
 __all__ = ["learn_low_rank", "skeleton_queries", "revealing_extra_queries",
@@ -176,7 +177,8 @@ def _unbase(s: Session, A, B, Mfull):
 
 
 def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
-                   seed=None, entries=1000, probe_scale=None):
+                   seed=None, entries=1000, probe_scale=None, oracle_precision=None,
+                   accuracy=None):
     """Learn a single head whose W has rank r (docs/design.md §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 
@@ -186,11 +188,15 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
     bases; ``entries`` bounds their integer entries; ``probe_scale`` multiplies them (default 1
     on exact, 1/(entries·⌈√d⌉) on mp/float so that the scores stay O(‖W‖) and σ is not
     rounded to 1).  Single head only (multi-head low rank is not covered).
+    mp / float: ``result.error_bar`` is the certified enclosure of (W, v) (the skeleton
+    replayed on answer balls of the oracle precision; see
+    :func:`~exactattn.learners._p1.attach_error_bar`).
     """
     d = check_dim(dim)
     rank, rank_bound = _check_rank(d, rank, rank_bound)
     start = time.perf_counter()
     s = Session(oracle, d, backend, dps)
+    s.stated_precision = oracle_precision
     scale = _default_scale(s, d, entries) if probe_scale is None else Fraction(probe_scale)
     v = read_value_vector(s)
     A, B = random_bases(s, v, random.Random(seed), entries, scale)
@@ -222,8 +228,18 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
             "B": _fmt_rows(B), "W": _fmt_rows(W), "v": [fmt(x) for x in v],
             "transcript_reproduced_exactly": checked,
             "genericity": _genericity(r, revealed, entries)}
+    else:
+        attach_error_bar(s, result, lambda rs: _replay(rs, A, B, r), oracle_precision, accuracy)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _replay(s, A, B, r):
+    """The skeleton steps (v, M = C U⁻¹ R, W = A⁻ᵀ M B⁻¹) at the revealed rank r on a replay
+    session (answer balls); returns (W, v)."""
+    v = read_value_vector(s)
+    M = _Measurements(s, A, B, v)
+    return _unbase(s, A, B, _skeleton(s, M, s.dim, r)), v
 
 
 def _genericity(r, revealed, entries):

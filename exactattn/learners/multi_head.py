@@ -31,6 +31,8 @@ from .interpolation import solve_family
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
 from .engines import make_engine
+from .inexact import run_inexact
+from .precision import approximate_tolerances, backend_precision
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
@@ -76,14 +78,15 @@ def _check_bases(be, U, X):
 
 # ---------------------------------------------------------------------- matching
 class _Close:
-    """Scalar equality: exact on the exact backend, a tolerance on mp / float."""
+    """Scalar equality: exact on the exact backend, a relative tolerance on mp / float (the
+    matching rule of :func:`~exactattn.learners.precision.approximate_tolerances`, from the
+    precision ``precision`` or else the backend's own)."""
 
-    def __init__(self, be):
+    def __init__(self, be, precision=None):
         self.exact = be.name == "exact"
-        if be.name == "mp":
-            self.tol = be.ctx.mpf(10) ** (-(be.dps // 3))
-        else:
-            self.tol = 1e-5
+        if not self.exact:
+            prec = precision or backend_precision(be)
+            self.tol = be.scalar(approximate_tolerances(prec)["matching"])
 
     def __call__(self, a, b) -> bool:
         if self.exact:
@@ -146,8 +149,9 @@ def _k(key) -> str:
 
 
 # ---------------------------------------------------------------------- recovery
-def _recover(schedule, answers, engine, be, H0, close):
-    """Steps 3–5 of the module docstring; returns the canonical heads as (W, v) lists."""
+def _recover(schedule, answers, engine, be, H0, close, heads=None):
+    """Steps 3–5 of the module docstring; returns the canonical heads as (W, v) lists.
+    ``heads`` = H (known) makes every family try type H first (the inexact runs)."""
     d = schedule.d
     fams = schedule.families
     per_fam = 2 * H0
@@ -157,7 +161,7 @@ def _recover(schedule, answers, engine, be, H0, close):
             raise NotAttention("F([x1]) of a single token is not a rational number: not attention")
         q0 = q0.as_rational()
     solved = {}
-    hint = {}
+    hint = {} if heads is None else {"n": heads}
 
     def solve(idx, fam, g0):
         ys = [engine.constant(g0)] + [engine.sample(a)
@@ -232,7 +236,7 @@ def _certify(model, transcript, be, progress=_silent):
 # ---------------------------------------------------------------------- public API
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None):
+                     progress=None, oracle_precision=None, accuracy=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -246,6 +250,13 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     named :class:`LearningFailure` when the answer cannot be certified.  ``progress``, if
     given, is called as ``progress(stage, done, total)`` with stage "queries" or
     "certification".
+
+    mp / float (docs/design.md §8, :mod:`exactattn.learners.inexact`): ``oracle_precision``
+    = η states that each answer is within η·max(1, |answer|) (inferred when None, see
+    :mod:`exactattn.learners.precision`); the recovery runs in certified ball arithmetic at
+    a working precision that follows η (``dps`` overrides it), and the result carries
+    ``error_bar`` (a certified enclosure).  ``accuracy``, if given, must be met by the
+    bar, else IllConditioned.  Fewer heads than ``heads`` is UnresolvedHeads.
     """
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
@@ -260,13 +271,13 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     rng = random.Random(seed)
     start, start_queries = time.perf_counter(), orc.queries
     failures = []
+    inexact = None if be.exact else {"heads": heads, "precision": oracle_precision,
+                                     "accuracy": accuracy, "dps": dps}
     for attempt in range(1, max_attempts + 1):
         try:
-            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent)
+            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
+                              inexact)
         except LearningFailure as e:
-            if not be.exact and e.args and "precision" not in e.args[0]:
-                e.args = (e.args[0] + f" (on the {be.name} backend this can be loss of "
-                          "precision: raise dps or use the exact backend)",)
             failures.append({"attempt": attempt, "reason": e.reason, "message": str(e),
                              "queries": orc.queries - start_queries})
             if not resample or attempt == max_attempts:
@@ -279,25 +290,25 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         if failures:
             result.notes.append(f"{len(failures)} failed attempt(s) resampled; "
                                 f"{result.queries - result.expected_queries} extra queries")
-        if heads is not None and len(result.heads) < heads:
+        if be.exact and heads is not None and len(result.heads) < heads:
             result.notes.append(f"{len(result.heads)} canonical heads found for heads={heads}: "
                                 f"heads merge or cancel in the canonical form")
         return result
 
 
-def _attempt(orc, d, H0, be, rng, box, certify, progress):
+def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
     try:
         _check_bases(be, U, X)
-        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress)
+        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact)
     except LearningFailure as e:
         e.details.setdefault("U", U)
         e.details.setdefault("X", X)
         raise
 
 
-def _run(orc, schedule, be, rng, certify, progress):
+def _run(orc, schedule, be, rng, certify, progress, inexact=None):
     """Ask the schedule, recover, certify (steps 2–6 of the module docstring)."""
     d, H0, U, X = schedule.d, schedule.H0, schedule.U, schedule.X
     first = len(orc.transcript)
@@ -307,6 +318,14 @@ def _run(orc, schedule, be, rng, certify, progress):
         answers.append(orc(q))
         progress("queries", len(answers), len(queries))
     transcript = orc.transcript[first:] if orc.record else None
+    if inexact is not None:
+        return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=_Close,
+                           result=lambda **kw: LearnResult(
+                               algorithm="multi-head", dim=d, backend=be.name,
+                               max_length=max(len(q) for q in queries), queries=0,
+                               expected_queries=published_count(d, H0),
+                               expected_max_length=published_max_length(H0),
+                               transcript=transcript or [], **kw), **inexact)
     close = _Close(be)
     engine_rng = random.Random(rng.getrandbits(64))
     cert = None
@@ -344,4 +363,4 @@ def _run(orc, schedule, be, rng, certify, progress):
 
 
 def _cert_tolerance(be):
-    return be.ctx.mpf(10) ** (-(be.dps // 3)) if be.name == "mp" else 1e-6
+    return be.scalar(approximate_tolerances(backend_precision(be))["residual"])

@@ -333,8 +333,63 @@ def learn_multi_head_noisy(oracle, dim, heads, tolerance, backend=None, dps=None
                "matching_tolerance": tol, "tolerances_rejected": tried})
     if constant or sensitivity is not None:
         _attach_constant(result, schedule, answers, be, H, tau, tol, strict, sensitivity)
+    _attach_error_bar(result, schedule, answers, be, H, tau)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _attach_error_bar(result, schedule, answers, be, H, tau):
+    """``result.error_bar`` as on every inexact result (docs/design.md §8): the certified
+    enclosure of the recovery on the answer balls [ŷ ± τ] when it exists (method "ball"),
+    else C·τ when C was computed (method "first-order"), else None (nothing claimed)."""
+    import mpmath
+    from ..errors import SingularSystem
+    from .enclosure import enclose
+    from .inexact import bar_for
+    from .multi_head import _recover
+    from .precision import ErrorBar, OraclePrecision, working_bits
+    from .enclosure import _as_fraction
+    from .precision import backend_precision
+    top = max((abs(_as_fraction(a)) for a in answers), default=Fraction(1))
+    eta = _as_fraction(tau) + 4 * backend_precision(be).eta * max(1, top)
+    prec = OraclePrecision(eta, False, f"additive noise ±{float(tau):.3g} (told) + rounding")
+    bits = working_bits(be.dps)
+    try:
+        enc = enclose(lambda *a: _recover(*a, heads=H), schedule, answers, prec, bits)
+    except (LearningFailure, SingularSystem) as e:
+        if "C" in result.extra:
+            result.error_bar = ErrorBar(bound=result.extra["predicted_error"],
+                                        method="first-order", precision=prec,
+                                        working_dps=be.dps, constant=result.extra["C"],
+                                        assumes=f"first order in τ; no certified enclosure "
+                                                f"at this τ ({e.reason if hasattr(e, 'reason') else e})")
+        return
+    reported = [(h.W, h.v) for h in result.heads]
+    ctx = mpmath.MPContext()
+    ctx.dps = be.dps
+    pairs = _pair(enc, reported, ctx)
+    if pairs is None:
+        return
+    bound = bar_for([p[0] for p in pairs], [p[1] for p in pairs], ctx, bits)
+    result.error_bar = ErrorBar(bound=bound, method="ball", precision=prec,
+                                working_dps=be.dps,
+                                constant=bound / mpmath.mpf(float(tau)) if tau else None,
+                                enclosure=[p[0] for p in pairs],
+                                assumes=f"every answer within ±{float(tau):.3g} of an "
+                                        f"attention model with exactly {H} canonical heads",
+                                details={"prec_bits": bits})
+
+
+def _pair(enc, reported, ctx):
+    """Each reported head with the enclosure head whose midpoints are nearest (None if the
+    counts differ)."""
+    from ..arith.ball import midpoint_mpf
+    from .compare import match_heads
+    mids = enc.midpoints(lambda b: midpoint_mpf(b, ctx))
+    pairs, lost, extra = match_heads(mids, reported)
+    if lost or extra:
+        return None
+    return [(enc.heads[i], reported[j]) for i, j in pairs]
 
 
 def _attach_constant(result, schedule, answers, be, H, tau, tol, strict, sens=None):

@@ -12,7 +12,9 @@ class LearnResult:
 
     ``heads`` are canonical (P2) for multi-head learners; ``model`` is the recovered model
     (a :class:`~exactattn.models.MultiHeadAttention` here); ``certificate`` holds the exact
-    certification record on the exact backend (None elsewhere); ``notes`` lists
+    certification record on the exact backend (None elsewhere); ``error_bar`` what an mp /
+    float result proves about its parameters (an
+    :class:`~exactattn.learners.precision.ErrorBar`; None on exact); ``notes`` lists
     non-fatal observations (e.g. fewer canonical heads than the bound).  The learners pass
     (W, v) pairs; they are turned into heads once, here."""
 
@@ -29,6 +31,7 @@ class LearnResult:
     notes: list = field(default_factory=list)
     extra: dict = field(default_factory=dict, repr=False)
     seconds: float | None = None
+    error_bar: object = None
 
     def __post_init__(self):
         from ..models.attention import AttentionHead

@@ -39,7 +39,7 @@ from ..arith import get_backend
 from ..errors import ConditionsNotMet, LearningFailure
 from ..arith.fields import RealField
 from .interpolation import solve_family
-from .compare import match_heads
+from .jacobian import flat, jacobian, labels, perturbed, row_norms
 from .engines import make_engine
 from .multi_head import _Close, _k, _recover
 from .schedule import Schedule
@@ -68,54 +68,21 @@ def _lift(be, schedule: Schedule, answers):
 
 
 # ---------------------------------------------------------------------- parameter Jacobian
-def _labels(H: int, d: int):
-    out = []
-    for h in range(1, H + 1):
-        out += [f"W{h}[{i + 1},{j + 1}]" for i in range(d) for j in range(d)]
-        out += [f"v{h}[{i + 1}]" for i in range(d)]
-    return out
+_labels, _flat, _row_norms = labels, flat, row_norms
 
 
-def _flat(heads, v):
-    """Parameters (W_h row by row, then v_h, head by head) followed by the total v."""
-    out = []
-    for W, vh in heads:
-        out += [x for row in W for x in row] + list(vh)
-    return out + list(v)
-
-
-def _aligned(heads, reference):
-    """`heads` reordered to pair with `reference` (nearest W; P2 heads are unordered)."""
-    pairs, lost, extra = match_heads(reference, heads)
-    if lost or extra:
-        raise ConditionsNotMet("a perturbed answer changed the number of recovered heads: the "
-                               "recovery is not differentiable here", heads=len(heads),
-                               reference=len(reference))
-    order = dict(pairs)
-    return [heads[order[i]] for i in range(len(reference))]
+def _bound(schedule, be, H0, tol):
+    return lambda answers: recover(schedule, answers, be, H0, tol)
 
 
 def _perturbed(schedule, answers, be, H0, tol, delta, reference):
     """The parameter vector recovered from ``answers + delta``."""
-    moved = [a + e for a, e in zip(answers, delta)]
-    heads, v = recover(schedule, moved, be, H0, tol)
-    return _flat(_aligned(heads, reference), v)
+    return perturbed(_bound(schedule, be, H0, tol), answers, delta, reference)
 
 
 def _jacobian(schedule, answers, be, H0, tol, step, reference, p0):
     """Columns ∂p/∂a_k by one-sided differences with step ``step``; returned as rows."""
-    n, zero = len(answers), be.scalar(0)
-    cols = []
-    for k in range(n):
-        delta = [zero] * n
-        delta[k] = step
-        p = _perturbed(schedule, answers, be, H0, tol, delta, reference)
-        cols.append([(a - b) / step for a, b in zip(p, p0)])
-    return [list(r) for r in zip(*cols)]
-
-
-def _row_norms(J):
-    return [sum(abs(x) for x in row) for row in J]
+    return jacobian(_bound(schedule, be, H0, tol), answers, step, reference, p0, be.scalar(0))
 
 
 # ---------------------------------------------------------------------- family conditions

@@ -34,8 +34,8 @@ from __future__ import annotations
 import random
 import time
 
-from ._p1 import (Session, bilinear, certify, check_dim, fmt, holdout_check,
-                  read_value_vector, unit)
+from ._p1 import (Session, attach_error_bar, bilinear, certify, check_dim, fmt,
+                  holdout_check, read_value_vector, unit)
 from .result import LearnResult
 
 __all__ = ["learn_single_head", "probes"]
@@ -58,7 +58,8 @@ def probes(v) -> list:
     return out
 
 
-def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None):
+def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None,
+                      oracle_precision=None, accuracy=None):
     """Learn one attention head (W, v) from d² + d value queries of length ≤ 2 (P1 Thm 4.1).
 
     ``oracle`` is an :class:`exactattn.Oracle` or a callable on a list of token vectors;
@@ -69,15 +70,17 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     defaults to 0 on exact and 1 on noiseless mp/float (module docstring).
     Raises NotIdentifiable when v = 0, NotAttention / CertificationFailed when the answers
     are not those of one head.
+    mp / float: ``result.error_bar`` is the certified enclosure of (W, v) for every answer
+    within the oracle precision (``oracle_precision``, inferred when None;
+    :mod:`exactattn.learners.precision`), the recovery replayed on answer balls;
+    IllConditioned when the balls cannot be carried through or the bar exceeds
+    ``accuracy``.
     """
     d = check_dim(dim)
     start = time.perf_counter()
     s = Session(oracle, d, backend, dps)
-    v = read_value_vector(s)
-    U = probes(v)
-    L = [[bilinear(s, U[k], unit(d, j), v, where=f"probe u_{k}, column {j}")
-          for j in range(d)] for k in range(d)]
-    W = s.be.solve(U, L)
+    s.stated_precision = oracle_precision
+    W, v, U, L = _recover(s)
     heads = [(W, v)]
     checked = certify(s, heads)
     schedule_queries = s.queries
@@ -95,8 +98,21 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
                             f"beyond P1's d²+d (they reject oracles that are not one head)")
     if s.exact:
         result.certificate = _certificate(d, U, L, W, v, checked, holdout)
+    else:
+        attach_error_bar(s, result, lambda r: _recover(r, U)[:2], oracle_precision, accuracy)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _recover(s, U=None):
+    """Steps 1–3 of the module docstring on a session: (W, v, probes, scores).  ``U`` fixes
+    the probes (a replay of a recorded run on answer balls, :func:`._p1.replay_enclosure`)."""
+    d = s.dim
+    v = read_value_vector(s)
+    U = probes(v) if U is None else U
+    L = [[bilinear(s, U[k], unit(d, j), v, where=f"probe u_{k}, column {j}")
+          for j in range(d)] for k in range(d)]
+    return s.be.solve(U, L), v, U, L
 
 
 def _default_holdout(s) -> int:

@@ -176,7 +176,7 @@ def _unbase(s: Session, A, B, Mfull):
 
 
 def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
-                   seed=None, entries=1000, probe_scale=None):
+                   seed=None, entries=1000, probe_scale=None, progress=None):
     """Learn a single head whose W has rank r (docs/design.md §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 
@@ -185,12 +185,15 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
     means the Oracle's own backend (exact for a plain callable).  ``seed`` seeds the
     bases; ``entries`` bounds their integer entries; ``probe_scale`` multiplies them (default 1
     on exact, 1/(entries·⌈√d⌉) on mp/float so that the scores stay O(‖W‖) and σ is not
-    rounded to 1).  Single head only (multi-head low rank is not covered).
+    rounded to 1).  Single head only (multi-head low rank is not covered).  ``progress``, if
+    given, is called as ``progress(stage, done, total)`` with stage "queries" (out of
+    d + r(2d − r) when r is given) or "certification".
     """
     d = check_dim(dim)
     rank, rank_bound = _check_rank(d, rank, rank_bound)
     start = time.perf_counter()
-    s = Session(oracle, d, backend, dps)
+    s = Session(oracle, d, backend, dps, progress,
+                expected=None if rank is None else skeleton_queries(d, rank))
     scale = _default_scale(s, d, entries) if probe_scale is None else Fraction(probe_scale)
     v = read_value_vector(s)
     A, B = random_bases(s, v, random.Random(seed), entries, scale)

@@ -244,8 +244,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     otherwise.
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a
     named :class:`LearningFailure` when the answer cannot be certified.  ``progress``, if
-    given, is called as ``progress(stage, done, total)`` with stage "queries" or
-    "certification".
+    given, is called as ``progress(stage, done, total)`` with stage "queries", "recovery"
+    (total None) or "certification".
     """
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
@@ -311,6 +311,7 @@ def _run(orc, schedule, be, rng, certify, progress):
     engine_rng = random.Random(rng.getrandbits(64))
     cert = None
     for bits in (_PRIME_BITS if be.name == "exact" else (None,)):
+        progress("recovery", 0, None)
         engine = make_engine(be, answers, engine_rng, bits or 127, 2 * H0 + 1)
         try:
             heads, v = _recover(schedule, answers, engine, be, H0, close)

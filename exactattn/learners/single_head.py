@@ -58,7 +58,8 @@ def probes(v) -> list:
     return out
 
 
-def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None):
+def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None,
+                      progress=None):
     """Learn one attention head (W, v) from d² + d value queries of length ≤ 2 (P1 Thm 4.1).
 
     ``oracle`` is an :class:`exactattn.Oracle` or a callable on a list of token vectors;
@@ -68,11 +69,12 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     ``seed`` only seeds the ``holdout`` queries (the schedule is deterministic); ``holdout``
     defaults to 0 on exact and 1 on noiseless mp/float (module docstring).
     Raises NotIdentifiable when v = 0, NotAttention / CertificationFailed when the answers
-    are not those of one head.
+    are not those of one head.  ``progress``, if given, is called as
+    ``progress(stage, done, total)`` with stage "queries" or "certification".
     """
     d = check_dim(dim)
     start = time.perf_counter()
-    s = Session(oracle, d, backend, dps)
+    s = Session(oracle, d, backend, dps, progress, expected=d * d + d)
     v = read_value_vector(s)
     U = probes(v)
     L = [[bilinear(s, U[k], unit(d, j), v, where=f"probe u_{k}, column {j}")
@@ -82,6 +84,7 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     checked = certify(s, heads)
     schedule_queries = s.queries
     holdout = _default_holdout(s) if holdout is None else holdout
+    s.expected = schedule_queries + holdout
     if holdout:
         holdout_check(s, heads, holdout, random.Random(seed))
     result = LearnResult(

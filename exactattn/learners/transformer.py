@@ -103,6 +103,16 @@ class TransformerResult(LearnResult):
         """The recovered model: the Transformer (functionally equivalent to the oracle)."""
         return self.transformer
 
+    def _repr_markdown_(self):
+        """Notebook display: the accounting line and the recovered Transformer's matrices."""
+        line = (f"**TransformerResult** {self.algorithm} · d = {self.dim} · backend "
+                f"{self.backend} · {self.queries} oracle calls (attention "
+                f"{self.attention_queries}, FFN {self.ffn_queries}) · max length "
+                f"{self.max_length} · "
+                f"{'certified exactly' if self.certificate else 'not certified'}")
+        notes = "".join(f"\n- {n}" for n in self.notes)
+        return f"{line}\n{notes}\n\n{self.transformer._repr_latex_()}"
+
     def __repr__(self):
         return (f"TransformerResult({self.algorithm}, d={self.dim}, backend={self.backend}, "
                 f"heads={len(self.heads)}, units={self.transformer.hidden}, "

@@ -4,6 +4,7 @@ are committed without outputs; models and results display their matrices in a no
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,19 @@ import exactattn as ea
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "docs" / "notebooks"
 EXPECTED = {"single_head", "multi_head_poles", "float_vs_exact", "canonical_forms"}
+
+
+@pytest.fixture
+def kernel(tmp_path, monkeypatch):
+    """A kernel spec for this very interpreter (where exactattn is installed), so that a
+    "python3" kernel installed elsewhere on the machine is never picked up."""
+    spec = tmp_path / "kernels" / "exactattn-test"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "exactattn tests", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    return "exactattn-test"
 
 
 def _books():
@@ -50,13 +64,13 @@ def test_the_stripped_check_sees_an_output():
 
 
 @pytest.mark.parametrize("path", _books(), ids=lambda p: p.stem)
-def test_notebook_runs_headless(path):
+def test_notebook_runs_headless(path, kernel):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("matplotlib")
     book = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(book, timeout=300, kernel_name="python3",
+    client = nbclient.NotebookClient(book, timeout=300, kernel_name=kernel,
                                      resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()          # raises CellExecutionError on any failing cell or assert
     outputs = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", [])]
@@ -64,13 +78,13 @@ def test_notebook_runs_headless(path):
     assert outputs, "the notebook produced no output at all"
 
 
-def test_a_failing_cell_fails_the_notebook_test(tmp_path):
+def test_a_failing_cell_fails_the_notebook_test(tmp_path, kernel):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell("assert 1 == 2, 'planted'")]
-    client = nbclient.NotebookClient(book, timeout=60, kernel_name="python3",
+    client = nbclient.NotebookClient(book, timeout=60, kernel_name=kernel,
                                      resources={"metadata": {"path": str(tmp_path)}})
     with pytest.raises(nbclient.exceptions.CellExecutionError, match="planted"):
         client.execute()

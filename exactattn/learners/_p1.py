@@ -67,6 +67,9 @@ class Session:
         own = self.oracle.backend
         self.be = own if dps is None or getattr(own, "dps", None) == dps \
             else get_backend(own.name, dps)
+        if self.be.name == "symbolic":
+            raise ValueError("the learners run on the exact, mp or float backend; the symbolic "
+                             "backend is for identities (docs/design.md §2)")
         self.transcript: list = []
         self.max_length = 0
 

@@ -1,6 +1,9 @@
 """Shared set-up of the example scripts: the ``--out DIR`` argument, the non-interactive Agg
 backend, and writing a PNG with its short text explanation beside it (NAME.png + NAME.txt).
 
+A script writes files only where it is told: without ``--out`` it prints its explanation and
+writes nothing.
+
 The scripts need the optional plotting extra: ``pip install ".[plots]"``.
 """
 
@@ -12,11 +15,12 @@ import sys
 
 
 def parser(doc: str) -> argparse.ArgumentParser:
-    """An argument parser with ``--out DIR`` (default ``example_output``); the description is
-    the first paragraph of the script's docstring."""
+    """An argument parser with ``--out DIR`` (no default: without it nothing is written); the
+    description is the first paragraph of the script's docstring."""
     p = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
-    p.add_argument("--out", default="example_output",
-                   help="directory for the PNG and its .txt explanation (default %(default)s)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write NAME.png and NAME.txt into DIR (without it: print the "
+                        "explanation only, write nothing)")
     return p
 
 
@@ -31,8 +35,13 @@ def pyplot():
     return plt
 
 
-def save(fig, out: str, name: str, text: str) -> str:
-    """Write OUT/NAME.png (150 dpi) and OUT/NAME.txt; print both paths; return the PNG path."""
+def save(fig, out, name: str, text: str):
+    """Write OUT/NAME.png (150 dpi) and OUT/NAME.txt, print both paths and return the PNG
+    path; with ``out`` None print the explanation only, write nothing and return None."""
+    if out is None:
+        print(text.rstrip())
+        print("(nothing written: give --out DIR for NAME.png and NAME.txt)".replace("NAME", name))
+        return None
     os.makedirs(out, exist_ok=True)
     png = os.path.join(out, name + ".png")
     txt = os.path.join(out, name + ".txt")

@@ -75,3 +75,13 @@ def test_png_readable_by_matplotlib(tmp_path):
 def test_every_example_is_tested():
     scripts = {p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_")}
     assert scripts <= set(CASES) | set(OPTIONAL), scripts - set(CASES) - set(OPTIONAL)
+
+
+def test_an_example_writes_nothing_unless_told_where(tmp_path):
+    """Without --out a script prints its explanation and leaves the directory untouched."""
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "rational_function.py"), "--heads", "2"],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert "P2" in proc.stdout and "nothing written" in proc.stdout

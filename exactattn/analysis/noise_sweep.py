@@ -77,15 +77,28 @@ def single_head_assumptions(be, head):
     return norm * (1 + be.scalar(Fraction(1, 1000))), mu * (1 - be.scalar(Fraction(1, 1000)))
 
 
-def sweep_single_head(d: int, taus, dps: int = 50, seed: int = 0, mode: str = "adversarial"):
+def _silent(stage, done, total=None):
+    pass
+
+
+def _tau_stage(tau) -> str:
+    """The progress stage for one τ (display only)."""
+    return f"τ = {float(tau):.1e}"
+
+
+def sweep_single_head(d: int, taus, dps: int = 50, seed: int = 0, mode: str = "adversarial",
+                      progress=None):
     """P1 Thm 6.1 over τ: one row per τ with the measured errors, the theorem's bounds, their
-    ratios, the query count and the assumption flags (module docstring)."""
+    ratios, the query count and the assumption flags (module docstring).  ``progress``, if
+    given, is called as ``progress(stage, done, total)`` once per τ."""
+    progress = progress or _silent
     from ..learners.noisy import learn_single_head_noisy
     be = get_backend("mp", dps)
     head = random_head(d, seed=seed, kind="real")
     B, mu = single_head_assumptions(be, head)
     rows = []
-    for tau in taus:
+    for n, tau in enumerate(taus):
+        progress(_tau_stage(tau), n, len(taus))
         oracle = Oracle(head, backend=be, noise=Additive(tau, mode, seed))
         res = learn_single_head_noisy(oracle, d, B, mu, tau)
         W, v = res.heads[0]
@@ -133,19 +146,25 @@ def noise_free_constant(d: int, H: int, dps: int = 50, seed: int = 0):
 
 
 def sweep_multi_head(d: int, H: int, taus, dps: int = 50, seed: int = 0,
-                     mode: str = "adversarial", sensitivity=None):
+                     mode: str = "adversarial", sensitivity=None, progress=None):
     """The P2 approximate-oracle bound over τ: one row per τ with the measured max parameter
     error, C·τ, their ratio and the conditions at τ; C from the noise-free answers
     (module docstring).  ``mode`` is "adversarial" (±τ, seeded random signs), "random"
     (uniform in [−τ, τ]) or "worst-case" (:class:`WorstCaseNoise`).  A τ at which the
     recovery breaks down gives a row with ``conditions_met`` False and the failure, not an
-    error.  ``sensitivity`` reuses a :func:`noise_free_constant` computed before."""
+    error.  ``sensitivity`` reuses a :func:`noise_free_constant` computed before.
+    ``progress``, if given, is called as ``progress(stage, done, total)``: the constant C,
+    then once per τ."""
     from ..learners.noisy import learn_multi_head_noisy
+    progress = progress or _silent
     be = get_backend("mp", dps)
     model = random_multi_head(d, H, seed=seed, kind="real")
+    if sensitivity is None:
+        progress("constant C", 0, None)
     sens = sensitivity or noise_free_constant(d, H, dps, seed)
     rows = []
-    for tau in taus:
+    for n, tau in enumerate(taus):
+        progress(_tau_stage(tau), n, len(taus))
         oracle = _noisy_oracle(model, be, tau, mode, seed, sens)
         row = {"tau": tau, "predicted": sens.C * be.scalar(tau)}
         try:

@@ -115,7 +115,7 @@ def _model(a):
 
 
 def _learn(a, oracle, progress=None):
-    be = dict(backend=a.backend, dps=a.dps, seed=a.seed)
+    be = dict(backend=a.backend, dps=a.dps, seed=a.seed, progress=progress)
     if a.backend != "exact" and a.variant != "transformer":
         from fractions import Fraction
         be["oracle_precision"] = None if a.oracle_digits is None else \
@@ -137,8 +137,8 @@ def _learn(a, oracle, progress=None):
     except ImportError as e:
         raise _Unavailable(f"the multi-head learner is not available: {e}") from None
     if a.heads_bound is not None:
-        return learn_multi_head(oracle, a.dim, heads_bound=a.heads_bound, progress=progress, **be)
-    return learn_multi_head(oracle, a.dim, heads=a.heads, progress=progress, **be)
+        return learn_multi_head(oracle, a.dim, heads_bound=a.heads_bound, **be)
+    return learn_multi_head(oracle, a.dim, heads=a.heads, **be)
 
 
 class _Unavailable(Exception):

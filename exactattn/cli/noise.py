@@ -1,5 +1,6 @@
 """`exactattn noise single-head|multi-head --dim D [--heads H] [--taus 1e-10,1e-20,...]
-[--mode adversarial|random|worst-case] [--dps N] [--seed S] [--json] [--plot FILE.png]` (docs/design.md §4.4).
+[--mode adversarial|random|worst-case] [--dps N] [--seed S] [--json] [--plot FILE.png]
+[--quiet]` (docs/design.md §4.4).
 
 Learns a seeded random real model through oracles whose answers are off by ±τ, for every τ of
 the sweep, and prints the measured parameter error beside the predicted bound and their
@@ -39,21 +40,25 @@ def register(sub):
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE.png", default=None,
                    help="draw error against τ on log axes (matplotlib)")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
 
 
 def run(a):
     from ..analysis.noise_sweep import DEFAULT_TAUS, parse_taus, sweep_multi_head, sweep_single_head
+    from ..presentation.progress import Progress
     if a.heads is not None and a.variant == "single-head":
         raise ValueError("--heads applies to multi-head only")
     if a.mode == "worst-case" and a.variant != "multi-head":
         raise ValueError("--mode worst-case applies to multi-head only")
     taus = parse_taus(a.taus or DEFAULT_TAUS[a.variant])
     plt = _pyplot() if a.plot else None  # fail early, before the sweep, if matplotlib is absent
-    if a.variant == "single-head":
-        out = sweep_single_head(a.dim, taus, a.dps, a.seed, a.mode)
-    else:
-        out = sweep_multi_head(a.dim, a.heads or 2, taus, a.dps, a.seed, a.mode)
+    with Progress(f"noise {a.variant}", quiet=a.quiet, json=a.json) as progress:
+        if a.variant == "single-head":
+            out = sweep_single_head(a.dim, taus, a.dps, a.seed, a.mode, progress=progress)
+        else:
+            out = sweep_multi_head(a.dim, a.heads or 2, taus, a.dps, a.seed, a.mode,
+                                   progress=progress)
     report = _report(out)
     print(dump(report) if a.json else _table(report))
     if plt is not None:

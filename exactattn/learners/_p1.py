@@ -46,12 +46,20 @@ def fmt(x) -> str:
     return mpmath.nstr(mpmath.mpf(x), 30)
 
 
+def _silent(stage, done, total=None):
+    pass
+
+
 class Session:
     """One learner run against an oracle: every query and answer of *this run* is recorded
     (the wrapped Oracle may have been used before), answers are converted to the learner's
-    backend."""
+    backend.  ``progress(stage, done, total)`` is told of every query ("queries", out of
+    ``expected`` when the count is known) and of the certification (docs/design.md §7)."""
 
-    def __init__(self, oracle, dim: int, backend=None, dps=None):
+    def __init__(self, oracle, dim: int, backend=None, dps=None, progress=None,
+                 expected=None):
+        self.progress = progress or _silent
+        self.expected = expected
         self.dim = check_dim(dim)
         # backend=None: the Oracle's own backend (exact for a plain callable), as in as_oracle
         self.oracle = as_oracle(oracle, self.dim, backend, dps)
@@ -59,6 +67,9 @@ class Session:
         own = self.oracle.backend
         self.be = own if dps is None or getattr(own, "dps", None) == dps \
             else get_backend(own.name, dps)
+        if self.be.name == "symbolic":
+            raise ValueError("the learners run on the exact, mp or float backend; the symbolic "
+                             "backend is for identities (docs/design.md §2)")
         self.transcript: list = []
         self.max_length = 0
 
@@ -96,6 +107,7 @@ class Session:
             y = self.be.scalar(y, "oracle answer")
         self.transcript.append((tuple(tuple(t) for t in tokens), y))
         self.max_length = max(self.max_length, len(tokens))
+        self.progress("queries", len(self.transcript), self.expected)
         return y
 
     # ---------------------------------------------------------------- small helpers
@@ -186,11 +198,13 @@ def certify(s: Session, heads, tol=None) -> int:
     checked; raises CertificationFailed naming the first answer that disagrees."""
     model = MultiHeadAttention([AttentionHead(W, v) for W, v in heads])
     tol = s.tolerance if tol is None and not s.exact else tol
+    total = len(s.transcript)
     for n, (tokens, y) in enumerate(s.transcript):
         if not _agrees(s, model, tokens, y, tol):
             raise CertificationFailed(f"the recovered head does not reproduce answer {n} of "
                                       f"the transcript", index=n, answer=str(y))
-    return len(s.transcript)
+        s.progress("certification", n + 1, total)
+    return total
 
 
 def holdout_check(s: Session, heads, count: int, rng: random.Random, tol=None) -> int:

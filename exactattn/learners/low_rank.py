@@ -178,7 +178,7 @@ def _unbase(s: Session, A, B, Mfull):
 
 def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
                    seed=None, entries=1000, probe_scale=None, oracle_precision=None,
-                   accuracy=None):
+                   accuracy=None, progress=None):
     """Learn a single head whose W has rank r (docs/design.md §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 
@@ -191,11 +191,14 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
     mp / float: ``result.error_bar`` is the certified enclosure of (W, v) (the skeleton
     replayed on answer balls of the oracle precision; see
     :func:`~exactattn.learners._p1.attach_error_bar`).
+    ``progress``, if given, is called as ``progress(stage, done, total)`` with stage
+    "queries" (out of d + r(2d − r) when r is given) or "certification".
     """
     d = check_dim(dim)
     rank, rank_bound = _check_rank(d, rank, rank_bound)
     start = time.perf_counter()
-    s = Session(oracle, d, backend, dps)
+    s = Session(oracle, d, backend, dps, progress,
+                expected=None if rank is None else skeleton_queries(d, rank))
     s.stated_precision = oracle_precision
     scale = _default_scale(s, d, entries) if probe_scale is None else Fraction(probe_scale)
     v = read_value_vector(s)

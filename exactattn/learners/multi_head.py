@@ -248,8 +248,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     otherwise.
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a
     named :class:`LearningFailure` when the answer cannot be certified.  ``progress``, if
-    given, is called as ``progress(stage, done, total)`` with stage "queries" or
-    "certification".
+    given, is called as ``progress(stage, done, total)`` with stage "queries", "recovery"
+    (total None) or "certification".
 
     mp / float (docs/design.md §8, :mod:`exactattn.learners.inexact`): ``oracle_precision``
     = η states that each answer is within η·max(1, |answer|) (inferred when None, see
@@ -330,6 +330,7 @@ def _run(orc, schedule, be, rng, certify, progress, inexact=None):
     engine_rng = random.Random(rng.getrandbits(64))
     cert = None
     for bits in (_PRIME_BITS if be.name == "exact" else (None,)):
+        progress("recovery", 0, None)
         engine = make_engine(be, answers, engine_rng, bits or 127, 2 * H0 + 1)
         try:
             heads, v = _recover(schedule, answers, engine, be, H0, close)

@@ -59,7 +59,7 @@ def probes(v) -> list:
 
 
 def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None,
-                      oracle_precision=None, accuracy=None):
+                      oracle_precision=None, accuracy=None, progress=None):
     """Learn one attention head (W, v) from d² + d value queries of length ≤ 2 (P1 Thm 4.1).
 
     ``oracle`` is an :class:`exactattn.Oracle` or a callable on a list of token vectors;
@@ -69,7 +69,8 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     ``seed`` only seeds the ``holdout`` queries (the schedule is deterministic); ``holdout``
     defaults to 0 on exact and 1 on noiseless mp/float (module docstring).
     Raises NotIdentifiable when v = 0, NotAttention / CertificationFailed when the answers
-    are not those of one head.
+    are not those of one head.  ``progress``, if given, is called as
+    ``progress(stage, done, total)`` with stage "queries" or "certification".
     mp / float: ``result.error_bar`` is the certified enclosure of (W, v) for every answer
     within the oracle precision (``oracle_precision``, inferred when None;
     :mod:`exactattn.learners.precision`), the recovery replayed on answer balls;
@@ -78,13 +79,14 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     """
     d = check_dim(dim)
     start = time.perf_counter()
-    s = Session(oracle, d, backend, dps)
+    s = Session(oracle, d, backend, dps, progress, expected=d * d + d)
     s.stated_precision = oracle_precision
     W, v, U, L = _recover(s)
     heads = [(W, v)]
     checked = certify(s, heads)
     schedule_queries = s.queries
     holdout = _default_holdout(s) if holdout is None else holdout
+    s.expected = schedule_queries + holdout
     if holdout:
         holdout_check(s, heads, holdout, random.Random(seed))
     result = LearnResult(

@@ -103,6 +103,16 @@ class TransformerResult(LearnResult):
         """The recovered model: the Transformer (functionally equivalent to the oracle)."""
         return self.transformer
 
+    def _repr_markdown_(self):
+        """Notebook display: the accounting line and the recovered Transformer's matrices."""
+        line = (f"**TransformerResult** {self.algorithm} · d = {self.dim} · backend "
+                f"{self.backend} · {self.queries} oracle calls (attention "
+                f"{self.attention_queries}, FFN {self.ffn_queries}) · max length "
+                f"{self.max_length} · "
+                f"{'certified exactly' if self.certificate else 'not certified'}")
+        notes = "".join(f"\n- {n}" for n in self.notes)
+        return f"{line}\n{notes}\n\n{self.transformer._repr_latex_()}"
+
     def __repr__(self):
         return (f"TransformerResult({self.algorithm}, d={self.dim}, backend={self.backend}, "
                 f"heads={len(self.heads)}, units={self.transformer.hidden}, "
@@ -124,15 +134,21 @@ def antisymmetric_oracle(orc):
     return query
 
 
-def _learn_attention(orc, dim, heads, heads_bound, be, seed, resample, single):
+def _silent(stage, done, total=None):
+    pass
+
+
+def _learn_attention(orc, dim, heads, heads_bound, be, seed, resample, single, progress):
     """P1 Thm 4.1 (single) or the P2 multi-head learner on the antisymmetric oracle."""
     anti = antisymmetric_oracle(orc)
+    def told(stage, done, total):  # noqa: E306
+        progress(f"attention {stage}", done, total)
     if single:
         from .single_head import learn_single_head
-        return learn_single_head(anti, dim, backend=be, seed=seed)
+        return learn_single_head(anti, dim, backend=be, seed=seed, progress=told)
     from .multi_head import learn_multi_head
     return learn_multi_head(anti, dim, heads=heads, heads_bound=heads_bound, backend=be,
-                            seed=seed, resample=resample)
+                            seed=seed, resample=resample, progress=told)
 
 
 # ---------------------------------------------------------------------- Φ-coordinates
@@ -462,17 +478,20 @@ def _half_v(heads, num):
 
 
 def learn_transformer_p2(oracle, dim, heads=None, heads_bound=None, hidden=None, backend=None,
-                         dps=None, seed=None, resample=False, max_attempts=3):
+                         dps=None, seed=None, resample=False, max_attempts=3, progress=None):
     """Learn a functionally equivalent one-layer Transformer (P2 Transformer extension):
     the attention part by the P2 multi-head learner on antisymmetric queries, the FFN by
     crossings along a path in sequence space (module docstring).  Returns a
-    :class:`TransformerResult`; raises a named LearningFailure when a condition (C1–C3) fails."""
+    :class:`TransformerResult`; raises a named LearningFailure when a condition (C1–C3) fails.
+    ``progress(stage, done, total)``: the attention part's stages, then "FFN"."""
+    progress = progress or _silent
     orc, be, num = _setup(oracle, dim, backend, dps)
     start, q0, first = time.perf_counter(), orc.queries, len(orc.transcript)
     rng = random.Random(seed)
     att = _learn_attention(orc, dim, heads, heads_bound, be, rng.getrandbits(32), resample,
-                           single=False)
+                           single=False, progress=progress)
     att_calls = orc.queries - q0
+    progress("FFN", 0, None)
     Ws = [W for W, _ in att.heads]
     space = PhiSpace(Ws, dim, be)
     ell = _half_v(att.heads, num)
@@ -529,16 +548,20 @@ def _ffn_attempt(orc, space, ell, hidden, rng, num, be, Ws):
 
 
 def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=None,
-                         resample=False):
+                         resample=False, progress=None):
     """Learn a one-head Transformer (P1 one-layer reduction): W by P1 Thm 4.1 on
     antisymmetric queries (2(d² + d) oracle calls), the FFN f by the exact ReLU-network
     learner on length-1 queries T([x]) = f(x); then T(X) = f(p_W(X)).  Raises NotIdentifiable
-    when V A w = 0 (W not identifiable), NotTransformer when the two parts disagree."""
+    when V A w = 0 (W not identifiable), NotTransformer when the two parts disagree.
+    ``progress(stage, done, total)``: the attention part's stages, then "FFN"."""
+    progress = progress or _silent
     orc, be, num = _setup(oracle, dim, backend, dps)
     start, q0, first = time.perf_counter(), orc.queries, len(orc.transcript)
     rng = random.Random(seed)
-    att = _learn_attention(orc, dim, 1, None, be, rng.getrandbits(32), resample, single=True)
+    att = _learn_attention(orc, dim, 1, None, be, rng.getrandbits(32), resample, single=True,
+                           progress=progress)
     att_calls = orc.queries - q0
+    progress("FFN", 0, None)
     ffn = learn_relu_ffn(lambda x: orc([x]), dim, hidden=hidden, backend=be,
                          seed=rng.getrandbits(32), resample=resample)
     ell = _half_v(att.heads, num)
@@ -555,19 +578,20 @@ def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=
 
 
 def learn_transformer(oracle, dim, heads=None, heads_bound=None, hidden=None, backend=None,
-                      dps=None, seed=None, method="p2", resample=False):
-    """One-layer Transformer learner (docs/design.md §1): ``method="p2"`` (P2 Transformer extension,
-    any number of heads) or ``"p1"`` (P1 one-layer reduction, one head)."""
+                      dps=None, seed=None, method="p2", resample=False, progress=None):
+    """One-layer Transformer learner (docs/design.md §1, §4.5): ``method="p2"`` (P2 Transformer
+    extension, any number of heads) or ``"p1"`` (P1 one-layer reduction, one head).
+    ``progress``, if given, is called as ``progress(stage, done, total)``."""
     if method == "p1":
         if (heads or 1) != 1 or heads_bound not in (None, 1):
             raise ValueError("the P1 one-layer reduction covers a single head")
         return learn_transformer_p1(oracle, dim, hidden=hidden, backend=backend, dps=dps,
-                                    seed=seed, resample=resample)
+                                    seed=seed, resample=resample, progress=progress)
     if method != "p2":
         raise ValueError(f"method must be 'p1' or 'p2', got {method!r}")
     return learn_transformer_p2(oracle, dim, heads=heads, heads_bound=heads_bound,
                                 hidden=hidden, backend=backend, dps=dps, seed=seed,
-                                resample=resample)
+                                resample=resample, progress=progress)
 
 
 def _result(algorithm, d, be, att, model, form, unique, orc, q0, first, att_calls, start,

@@ -1,8 +1,9 @@
 """Notebook display (issue 8): LaTeX for heads, models and learner results, so Jupyter shows
 the matrices W_h and vectors v_h of a model (docs/design.md §1) or of the recovered canonical heads
 (P2).  Used by the ``_repr_latex_`` / ``_repr_markdown_`` methods of
-:class:`~exactattn.models.AttentionHead`, :class:`~exactattn.models.MultiHeadAttention` and
-:class:`~exactattn.learners.result.LearnResult`.
+:class:`~exactattn.models.AttentionHead`, :class:`~exactattn.models.MultiHeadAttention`,
+:class:`~exactattn.models.transformer.OneLayerTransformer`,
+:class:`~exactattn.learners.result.LearnResult` and its Transformer subclass.
 
 Rationals print as exact fractions; real entries (mpf, float) to 6 significant digits.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-__all__ = ["latex_number", "latex_matrix", "latex_vector", "latex_heads", "MAX_HEADS_SHOWN"]
+__all__ = ["latex_number", "latex_matrix", "latex_vector", "latex_heads", "latex_transformer",
+           "MAX_HEADS_SHOWN"]
 
 #: notebooks list at most this many heads in full, then say how many more there are
 MAX_HEADS_SHOWN = 12
@@ -53,4 +55,17 @@ def latex_heads(heads, title: str | None = None) -> str:
              for h, (W, v) in enumerate(heads[:MAX_HEADS_SHOWN], 1)]
     if len(heads) > MAX_HEADS_SHOWN:
         rows.append(f"&\\;\\dots\\ \\text{{{len(heads) - MAX_HEADS_SHOWN} more heads}}")
+    return r"$$\begin{aligned} " + r" \\ ".join(rows) + r" \end{aligned}$$"
+
+
+def latex_transformer(heads, A, w, title: str | None = None) -> str:
+    """$$…$$ block for a one-layer Transformer (docs/design.md §1.1): W_h and V_h per head, then
+    the FFN's A and w."""
+    heads = list(heads)
+    rows = [title] if title else []
+    rows += [f"W_{{{h}}} &= {latex_matrix(W)}, & V_{{{h}}} &= {latex_matrix(V)}"
+             for h, (W, V) in enumerate(heads[:MAX_HEADS_SHOWN], 1)]
+    if len(heads) > MAX_HEADS_SHOWN:
+        rows.append(f"&\\;\\dots\\ \\text{{{len(heads) - MAX_HEADS_SHOWN} more heads}}")
+    rows.append(f"A &= {latex_matrix(A)}, & w &= {latex_vector(w)}")
     return r"$$\begin{aligned} " + r" \\ ".join(rows) + r" \end{aligned}$$"

@@ -443,6 +443,14 @@ class OneLayerTransformer:
         return (f"OneLayerTransformer(d={self.dim}, H={len(self.heads)}, k={self.hidden}, "
                 f"w={_short(self.w)})")
 
+    def _repr_latex_(self):
+        """Notebook display: W_h, V_h of every head, and the FFN's A and w."""
+        from .latex import latex_transformer
+        return latex_transformer(self.heads, self.A, self.w,
+                                 rf"&\text{{one-layer Transformer, }} d = {self.dim},\ "
+                                 rf"H = {len(self.heads)},\ k = {self.hidden}:\ "
+                                 r"T(X) = w^{\top}\mathrm{ReLU}(A^{\top} a(X))")
+
 
 def transformer_to_json(model: OneLayerTransformer) -> str:
     return json.dumps(model.to_dict(), indent=1)

@@ -1,0 +1,272 @@
+"""Every statement the README and the docs/ pages show is true today: each shell command they
+show runs (in a temporary directory, with this environment's `exactattn` and `python`) and
+succeeds, each Python example runs and prints what its `# → …` comments say, the set-up
+commands are self-contained and the test command is exactly the one CI runs, every link
+points at a file that ships, and every "docs/design.md §N" reference names a section that
+exists."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import exactattn as ea
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+#: pages whose shell and Python blocks are run (design.md and multi_head.md show no commands)
+PAGES = [README] + sorted(p for p in DOCS.glob("*.md"))
+
+#: shown but not run here: command → how it is checked instead
+NOT_RUN = {
+    "exactattn check": "full sizes take minutes: the arguments are checked by the parser",
+    "pip install jupyterlab && jupyter lab docs/notebooks/": "installs software and opens a "
+    "browser; the notebooks themselves are run by tests/test_notebooks.py",
+}
+#: linked pages that are written on other branches and have not landed yet
+PENDING = {"docs/evidence.md", "docs/models.md", "docs/beyond.md"}
+
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+
+
+def blocks(path: Path, lang: str):
+    """The fenced code blocks of a page in language `lang`, in order."""
+    return [body for tag, body in _FENCE.findall(path.read_text(encoding="utf-8")) if tag == lang]
+
+
+def section(text: str, title: str) -> str:
+    """The text of the '## title' section of a page."""
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"no '## {title}' section"
+    return match.group(1)
+
+
+def section_of_toml(name: str) -> str:
+    """The body of a [name] table of pyproject.toml (read by hand: tomllib needs 3.11)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    match = re.search(rf"^\[{re.escape(name)}\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    assert match, name
+    return match.group(1)
+
+
+def setup_commands():
+    return [line for body in _FENCE.findall(section(README.read_text(encoding="utf-8"),
+                                                    "Set-up"))
+            for line in body[1].splitlines() if line.strip()]
+
+
+def shell_commands(path: Path):
+    """Command lines of the page's sh blocks (the README's set-up commands excluded)."""
+    skip = set(setup_commands()) if path == README else set()
+    return [line for body in blocks(path, "sh") for line in body.splitlines()
+            if line.strip() and line not in skip]
+
+
+def _bare(line: str) -> str:
+    return line.split("  #", 1)[0].strip()
+
+
+# ---------------------------------------------------------------------- set-up commands
+def test_two_setup_commands_each_self_contained():
+    """Each works in a fresh shell: it makes the venv and then calls only .venv/bin/... (no
+    activated environment is assumed), and installs only extras that exist."""
+    cmds = setup_commands()
+    assert len(cmds) == 2, cmds
+    extras = set(re.findall(r"^(\w+) = \[", section_of_toml("project.optional-dependencies"),
+                            re.M))
+    assert {"test", "plots"} <= extras
+    for cmd in cmds:
+        parts = [p.strip() for p in cmd.split("&&")]
+        assert parts[0] == "python3 -m venv .venv", cmd
+        assert all(p.startswith(".venv/bin/") for p in parts[1:]), cmd
+        for spec in re.findall(r'"\.\[([\w,]+)\]"', cmd):
+            assert set(spec.split(",")) <= extras, (spec, extras)
+
+
+def test_the_test_command_is_exactly_what_ci_runs():
+    test_cmd = setup_commands()[1]
+    assert test_cmd.endswith("python -m pytest -q")
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert test_cmd in ci, "'.ci/run' must run the README's test command verbatim"
+
+
+def test_the_first_setup_command_ends_with_a_command_that_is_run():
+    """Its last step (`.venv/bin/exactattn check --quick`) is run below as `exactattn check
+    --quick`: the README shows it among the common commands."""
+    last = setup_commands()[0].split("&&")[-1].strip()
+    assert last.startswith(".venv/bin/")
+    assert last[len(".venv/bin/"):] in {_bare(c) for c in shell_commands(README)}
+
+
+# ---------------------------------------------------------------------- shell commands
+def _env():
+    env = dict(os.environ, MPLBACKEND="Agg")
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _workdir(tmp_path: Path) -> Path:
+    for name in ("examples", "benchmarks"):          # `python examples/x.py` as from a clone
+        (tmp_path / name).symlink_to(ROOT / name)
+    return tmp_path
+
+
+_RUN = set()   # commands already run by an earlier page (each distinct command runs once)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_shell_command_shown_succeeds(page, tmp_path):
+    cwd = _workdir(tmp_path)
+    for line in shell_commands(page):
+        cmd = _bare(line)
+        if cmd in NOT_RUN:
+            continue
+        if cmd in _RUN and cmd.startswith("exactattn ") and ">" not in cmd:
+            continue     # shown on an earlier page too, and nothing after it reads its files
+        proc = subprocess.run(["bash", "-c", line], cwd=cwd, env=_env(), capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, f"{page.name}: `{line}` exited {proc.returncode}\n" \
+                                     f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        _RUN.add(cmd)
+
+
+def test_commands_not_run_are_shown_and_parse():
+    shown = {_bare(c) for p in PAGES for c in shell_commands(p)}
+    assert set(NOT_RUN) <= shown, set(NOT_RUN) - shown      # no stale entries
+    from exactattn.cli.main import build_parser
+    for cmd in NOT_RUN:
+        if cmd.startswith("exactattn "):
+            args = build_parser().parse_args(cmd.split()[1:])
+            assert args.func
+
+
+# ---------------------------------------------------------------------- Python examples
+def expected_outputs(code: str):
+    """The `# → VALUE` of every print line, in order (VALUE ends at two spaces), or None for
+    a block that states no outputs (it must still run); a block that states some but not all
+    is an error."""
+    prints = [line for line in code.splitlines() if "print(" in line]
+    stated = [line for line in prints if "# → " in line]
+    if not stated:
+        return None
+    assert len(stated) == len(prints), f"prints without their expected output: {prints}"
+    return [re.split(r"\s{2,}", line.split("# → ", 1)[1])[0].strip() for line in stated]
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")],
+                         ids=lambda p: p.name)
+def test_python_examples_print_what_they_say(page, tmp_path):
+    for code in blocks(page, "python"):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(),
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{page.name}:\n{code}\n{proc.stderr[-3000:]}"
+        expected = expected_outputs(code)
+        if expected is not None:
+            assert proc.stdout.splitlines() == expected, code
+
+
+def test_a_wrong_expected_output_is_caught():
+    """A check that cannot fail is a defect: a README claim changed to a false one fails."""
+    code = blocks(README, "python")[0].replace("# → 69 5", "# → 70 5", 1)
+    assert code != blocks(README, "python")[0]
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, env=_env())
+    assert proc.stdout.splitlines() != expected_outputs(code)
+
+
+def test_the_readme_and_these_pages_state_their_outputs():
+    for page in (README, DOCS / "learners.md", DOCS / "backends.md", DOCS / "approximate.md",
+                 DOCS / "transformer.md"):
+        assert all(expected_outputs(code) for code in blocks(page, "python")), page.name
+
+
+def test_the_readme_example_uses_only_top_level_names():
+    (code,) = blocks(README, "python")
+    tree = ast.parse(code)
+    imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert [(a.name, a.asname) for n in imports for a in n.names] == [("exactattn", "ea")]
+    used = {n.attr for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "ea"}
+    assert used and used <= set(ea.__all__), used - set(ea.__all__)
+
+
+# ---------------------------------------------------------------------- references
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def dangling_links(path: Path):
+    out = []
+    for target in _LINK.findall(path.read_text(encoding="utf-8")):
+        if re.match(r"\w+://", target):
+            continue
+        resolved = (path.parent / target).resolve()
+        if not resolved.exists():
+            out.append(str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT)
+                       else target)
+    return out
+
+
+@pytest.mark.parametrize("page", [README] + sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_links_point_at_files_that_ship(page):
+    missing = [t for t in dangling_links(page) if t not in PENDING]
+    assert not missing, missing
+
+
+def test_the_link_check_sees_a_dangling_link(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("see [there](nowhere.md) and [design](https://example.org/x)\n")
+    assert dangling_links(page) == ["nowhere.md"]
+
+
+def test_pending_pages_are_only_those_still_missing():
+    """Once a page in PENDING lands, it must leave the list (and be link-checked)."""
+    assert not [p for p in PENDING if (ROOT / p).exists()], "remove landed pages from PENDING"
+
+
+def design_sections():
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", text, re.M))
+
+
+def design_references():
+    """(file, section) for every "docs/design.md §N" in the repository's code and docs."""
+    refs = []
+    for path in ROOT.rglob("*"):
+        if path.suffix not in (".py", ".md", ".toml", ".ipynb") or ".venv" in path.parts \
+                or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in re.finditer(r"design(?:\.md)?\]?(?:\([^)\n]*\))?\s?§\s?(\d+(?:\.\d+)?)"
+                             r"(?:[–-](\d+))?", text):
+            refs.append((str(path.relative_to(ROOT)), m.group(1)))
+            if m.group(2):
+                refs.append((str(path.relative_to(ROOT)), m.group(2)))
+    return refs
+
+
+def test_every_design_reference_names_a_section_that_exists():
+    sections = design_sections()
+    assert {"1", "2", "3", "4", "4.1", "4.2", "4.3", "4.4", "5", "6", "7", "8", "9",
+            "10"} <= sections
+    refs = design_references()
+    assert len(refs) > 100
+    bad = sorted({(f, s) for f, s in refs if s.rstrip(".") not in sections})
+    assert not bad, bad
+
+
+def test_design_names_only_files_that_ship():
+    """Module paths written in docs/design.md exist (relative to the repository or to the
+    exactattn package)."""
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:[\w.]+/)+[\w.]+\.(?:py|md))`", text))
+    assert len(paths) > 20
+    missing = [p for p in paths if not (ROOT / p).exists() and not (ROOT / "exactattn" / p).exists()
+               and not (ROOT / "docs" / p).exists()]
+    assert not missing, missing

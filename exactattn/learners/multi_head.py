@@ -34,7 +34,10 @@ from .engines import make_engine
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
-__all__ = ["learn_multi_head", "DEFAULT_BOX"]
+__all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES"]
+
+#: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
+SCHEDULES = ("p2", "economy", "adaptive")
 
 DEFAULT_BOX = 1000
 _PRIME_BITS = (62, 127, 255, 511)
@@ -232,7 +235,7 @@ def _certify(model, transcript, be, progress=_silent):
 # ---------------------------------------------------------------------- public API
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None):
+                     progress=None, schedule="p2"):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -246,7 +249,16 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     named :class:`LearningFailure` when the answer cannot be certified.  ``progress``, if
     given, is called as ``progress(stage, done, total)`` with stage "queries" or
     "certification".
+
+    ``schedule``: "p2" (default, the published count), "economy" (H known) or "adaptive"
+    (H* read from the first family under the bound H₀): the exact schedules beyond P2 of
+    :mod:`.economy` (docs/design.md §10).
     """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    if schedule == "economy" and heads is None:
+        raise ValueError("schedule='economy' needs heads=H; with only heads_bound=H0 use "
+                         "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     H0 = _head_bound(heads, heads_bound)
@@ -262,7 +274,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     failures = []
     for attempt in range(1, max_attempts + 1):
         try:
-            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent)
+            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
+                              schedule)
         except LearningFailure as e:
             if not be.exact and e.args and "precision" not in e.args[0]:
                 e.args = (e.args[0] + f" (on the {be.name} backend this can be loss of "
@@ -285,11 +298,15 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         return result
 
 
-def _attempt(orc, d, H0, be, rng, box, certify, progress):
+def _attempt(orc, d, H0, be, rng, box, certify, progress, schedule="p2"):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
     try:
         _check_bases(be, U, X)
+        if schedule != "p2":
+            from .economy import run_economy
+            return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
+                               progress, box)
         return _run(orc, Schedule(U, X, H0), be, rng, certify, progress)
     except LearningFailure as e:
         e.details.setdefault("U", U)

@@ -347,6 +347,7 @@ def _residue_columns(ask, U, X, col, vs, H, rng):
                                      x=j + 1, poles=len(got))
             if (i, j) in extra:
                 sumfam = solve(U[i], _add(X[0], X[j]), extra[(i, j)], bits)
+                _same_count(sumfam, H, f"I(u{i + 1}, x1+x{j + 1})")
                 matched = _match(col[i], got, sumfam, close, True, f"I(u{i + 1}, x{j + 1})")
             else:
                 by_c = {c: s for s, c in got}
@@ -389,8 +390,18 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
         n = 2 * H0 if (i == 0 or known) else 2 * H_star
         ys = ask.family(U[i], x1, range(1, n + 1), "first-family" if i == 0 else "column-1")
         bound = H0 if (i == 0 or known) else H_star
-        K, heads = _with_prime_sizes(
-            lambda bits: _solve_col1_family(ys, q0, bound, bits, rng, H_star))
+        try:
+            K, heads = _with_prime_sizes(
+                lambda bits: _solve_col1_family(ys, q0, bound, bits, rng, H_star))
+        except LearningFailure as e:
+            if known or i == 0:
+                raise
+            # with 2H* samples a family of a ≤ H0-head oracle fails to fit only if it has
+            # more than H* poles: a head invisible at u1 (v_h·u1 = 0) or colliding at x1
+            raise InvisibleHead(
+                f"I(u{i + 1}, x1) is not fitted by the H* = {H_star} poles read from I(u1, x1) "
+                f"({e}): a head invisible at u1 (v_h·u1 = 0) or colliding at x1, or the "
+                f"oracle is not attention", u=i + 1, reference=H_star) from None
         if H_star is None:
             H_star = len(heads)
         elif len(heads) != H_star:
@@ -453,6 +464,10 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
         if transcript is None:
             raise ValueError("certification needs the oracle's transcript (record=True)")
         cert = _certify(model, transcript, be, progress)
+        if not cert["certified"] and H_star == 0 and not known:
+            raise InvisibleHead("I(u1, x1) shows no pole but the oracle is not the zero "
+                                "function: every head is invisible at u1 (v_h·u1 = 0)",
+                                reference=0, **cert)
         if not cert["certified"]:
             raise CertificationFailed("the recovered model does not reproduce the transcript "
                                       "exactly: the oracle is not attention with these heads "
@@ -484,9 +499,16 @@ def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label):
         got = solve_family_with_limit(eng.field, eng.constant(K),
                                       [eng.constant(q0)] + [eng.sample(y) for y in ys], H)
         sumfam = [(eng.score(z), eng.scalar(c)) for z, c in got]
+        _same_count(sumfam, H, label)
         return _match(ref, fam, sumfam, _Close(_ExactBE), False, label)
 
     return _with_prime_sizes(step)
+
+
+def _same_count(sumfam, H, label):
+    if len(sumfam) != H:
+        raise CollidingPoles(f"the matching family {label} shows {len(sumfam)} poles, not "
+                             f"{H}: two pole products collide", family=label, poles=len(sumfam))
 
 
 def _fallback_extra(methods, blocks, H):

@@ -47,7 +47,7 @@ from flint import fmpz_mat
 
 from ..arith.expfield import ExpElement
 from ..arith.modular import BadReduction
-from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, InvisibleHead,
+from ..errors import (CertificationFailed, CollidingPoles, InvisibleHead,
                       LearningFailure, NotAttention)
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ._p1 import _exact_logit
@@ -314,7 +314,7 @@ def _dual_columns(ask, X, vs, rng, box):
     return rows, scores
 
 
-def _residue_columns(ask, U, X, col, vs, H, rng):
+def _residue_columns(ask, U, X, col, vs, H, rng, p2):
     """Scores s_a(u_i, x_j) for j ≥ 2 on the residue path (module docstring, step 3)."""
     d = len(U)
     v = [sum(c) for c in zip(*vs)] if vs else [Fraction(0)] * d
@@ -336,8 +336,7 @@ def _residue_columns(ask, U, X, col, vs, H, rng):
         return [(eng.score(z), eng.scalar(c)) for z, c in heads]
 
     def recover(bits):
-        from .multi_head import _Close, _match
-        close = _Close(_ExactBE)
+        close = p2._Close(_ExactBE)
         out = {}
         for (i, j), ys in fams.items():
             got = solve(U[i], X[j], ys, bits)
@@ -348,7 +347,8 @@ def _residue_columns(ask, U, X, col, vs, H, rng):
             if (i, j) in extra:
                 sumfam = solve(U[i], _add(X[0], X[j]), extra[(i, j)], bits)
                 _same_count(sumfam, H, f"I(u{i + 1}, x1+x{j + 1})")
-                matched = _match(col[i], got, sumfam, close, True, f"I(u{i + 1}, x{j + 1})")
+                matched = p2._match(col[i], got, sumfam, close, True,
+                                     f"I(u{i + 1}, x{j + 1})")
             else:
                 by_c = {c: s for s, c in got}
                 if set(by_c) != {c for _, c in col[i]}:
@@ -367,11 +367,13 @@ class _ExactBE:
 
 
 # ---------------------------------------------------------------------- the run
-def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
+def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2):
     """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws
     and checks the bases and handles resampling.  ``known``: H0 is the number of heads
-    (economy); otherwise a bound (adaptive)."""
-    from .multi_head import _certify
+    (economy); otherwise a bound (adaptive).  ``p2`` is the P2 learner's module
+    (:mod:`.multi_head`, which calls this): its matching rule and exact certification are
+    reused, passed in so that the two modules do not import each other."""
+    _certify = p2._certify
     if be.name != "exact":
         raise ValueError("the economy and adaptive schedules run on the exact backend")
     d = len(U)
@@ -392,7 +394,7 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
         bound = H0 if (i == 0 or known) else H_star
         try:
             K, heads = _with_prime_sizes(
-                lambda bits: _solve_col1_family(ys, q0, bound, bits, rng, H_star))
+                lambda bits, ys=ys, n=bound, h=H_star: _solve_col1_family(ys, q0, n, bits, rng, h))
         except LearningFailure as e:
             if known or i == 0:
                 raise
@@ -424,10 +426,11 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
             y = ask([_add(x1, u), x1], "matching")
             Kpp = _dot(v, _add(x1, u))
             col[i] = _with_prime_sizes(
-                lambda bits: _one_query_match(ref, fam, Kpp, y, bits, rng, label))
+                lambda bits, r=ref, f=fam, K=Kpp, y=y, lb=label:
+                _one_query_match(r, f, K, y, bits, rng, lb))
             methods.append("one-query")
         else:
-            col[i] = _family_match(ask, U, x1, v, q0, ref, fam, i, H_star, rng, label)
+            col[i] = _family_match(ask, U, x1, v, q0, ref, fam, i, H_star, rng, label, p2)
             methods.append("matching-family")
     C = [[col[i][a][1] for i in range(d)] for a in range(H_star)]
     vs = [[-r[0] for r in be.solve(U, [[c] for c in C[a]])] for a in range(H_star)]
@@ -448,7 +451,7 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
                     Y[a].append([r[0] for r in be.solve(rows[a], [[s] for s in scores[(a, j)]])])
         else:
             path = "residue"
-            S = _residue_columns(ask, U, X, col, vs, H_star, rng)
+            S = _residue_columns(ask, U, X, col, vs, H_star, rng, p2)
             for a in range(H_star):
                 for j in range(1, d):
                     Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, j)]] for i in range(d)])])
@@ -480,16 +483,15 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
         heads=[(h.W, h.v) for h in model.heads], queries=len(ask.answers),
         max_length=max(len(q) for q, _ in (transcript or [])) if transcript else 0,
         expected_queries=expected,
-        expected_max_length=economy_max_length(H_star, H0 if known else H0, path),
+        expected_max_length=economy_max_length(H_star, H0, path),
         transcript=transcript or [], certificate=cert,
         extra={"U": U, "X": X, "H0": H0, "H_star": H_star, "v": v, "path": path,
                "matching": methods, "blocks": blocks, "certification": cert,
                "variant": variant})
 
 
-def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label):
+def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label, p2):
     """P2's matching family I(u1+u_i, x1) with the limit known: 2H−1 samples."""
-    from .multi_head import _Close, _match
     u = _add(U[0], U[i])
     ys = ask.family(u, x1, range(1, 2 * H), "matching-family")
     K = _dot(v, _add(x1, u))
@@ -500,7 +502,7 @@ def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label):
                                       [eng.constant(q0)] + [eng.sample(y) for y in ys], H)
         sumfam = [(eng.score(z), eng.scalar(c)) for z, c in got]
         _same_count(sumfam, H, label)
-        return _match(ref, fam, sumfam, _Close(_ExactBE), False, label)
+        return p2._match(ref, fam, sumfam, p2._Close(_ExactBE), False, label)
 
     return _with_prime_sizes(step)
 

@@ -22,6 +22,7 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 from __future__ import annotations
 
 import random
+import sys
 import time
 
 from ..arith.modular import BadReduction
@@ -306,7 +307,7 @@ def _attempt(orc, d, H0, be, rng, box, certify, progress, schedule="p2"):
         if schedule != "p2":
             from .economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
-                               progress, box)
+                               progress, box, sys.modules[__name__])
         return _run(orc, Schedule(U, X, H0), be, rng, certify, progress)
     except LearningFailure as e:
         e.details.setdefault("U", U)

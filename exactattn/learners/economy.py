@@ -57,7 +57,9 @@ from .interpolation import solve_family
 from .limit_interpolation import solve_family_with_limit
 from .result import LearnResult
 
-__all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_directions"]
+__all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_directions",
+           "column_one", "ask_dual_column", "recover_dual_columns", "dual_rows", "assemble",
+           "certify_run"]
 
 _PRIME_BITS = (62, 127, 255, 511)
 #: one-query matching tries the H*! pairings; above this the matching family is cheaper to run
@@ -276,42 +278,56 @@ def _pair_scores(u, vs, a, g, x, answers, bits, rng):
     return got[ca], got[cg]
 
 
-def _dual_columns(ask, X, vs, rng, box):
-    """Scores s_a(b, x_j) for j ≥ 2 on the dual path; returns (directions, scores) or None."""
-    dirs = dual_directions(vs, rng, box)
-    if dirs is None:
-        return None
-    singles, pairs = dirs
-    H, d = len(vs), len(X)
+def ask_dual_column(ask, x, singles, pairs, take=None):
+    """Ask one column x_j of the dual path: the single-visible probes [(x + b), x] (the first
+    ``take[a]`` directions of head a, all when ``take`` is None) and, for a full column, the
+    pair families (docs/design.md §10).  Returns the column's answers."""
+    one = {}
+    for a, basis in enumerate(singles):
+        for k, b in enumerate(basis[: None if take is None else take[a]]):
+            one[(a, k)] = ask([_add(x, b), x], "single-visible")
+    two = {} if take is not None else \
+        {key: ask.family(u, x, (1, 2, 3), "pair") for key, u in pairs.items()}
+    return x, one, two
+
+
+def recover_dual_columns(columns, vs, singles, pairs, rng):
+    """{(a, j): scores of head a at column j, in the order of :func:`dual_rows`} for the
+    columns asked by :func:`ask_dual_column` (prime sizes retried on a modular mishap)."""
     v = [sum(col) for col in zip(*vs)]
-    plan = []   # per column: the single-visible answers and the pair families' answers
-    for j in range(1, d):
-        x = X[j]
-        one = {}
-        for a in range(H):
-            for k, b in enumerate(singles[a]):
-                one[(a, k)] = ask([_add(x, b), x], "single-visible")
-        two = {key: ask.family(u, x, (1, 2, 3), "pair") for key, u in pairs.items()}
-        plan.append((x, one, two))
 
     def recover(bits):
-        out = {}                 # (a, j) -> the d scores of head a at x_j, in the order of rows[a]
-        for j, (x, one, two) in enumerate(plan, 1):
-            for a in range(H):
+        out = {}
+        for j, (x, one, two) in columns.items():
+            for a in range(len(vs)):
                 out[(a, j)] = []
-                for k, b in enumerate(singles[a]):
-                    sigma = (one[(a, k)] - _dot(v, x)) / _dot(vs[a], b)
-                    out[(a, j)].append(_exact_logit(sigma, f"single-visible a={a + 1} j={j + 1}"))
+            for (a, k), y in one.items():
+                sigma = (y - _dot(v, x)) / _dot(vs[a], singles[a][k])
+                out[(a, j)].append(_exact_logit(sigma, f"single-visible a={a + 1} j={j + 1}"))
             for (a, g), ys in two.items():
                 sa, sg = _pair_scores(pairs[(a, g)], vs, a, g, x, ys, bits, rng)
                 out[(a, j)].append(sa)
                 out[(g, j)].append(sg)
         return out
 
-    scores = _with_prime_sizes(recover)
-    rows = {a: singles[a] + [pairs[tuple(sorted((a, g)))] for g in range(H) if g != a]
-            for a in range(H)}
-    return rows, scores
+    return _with_prime_sizes(recover)
+
+
+def dual_rows(singles, pairs, a):
+    """The d directions of head a, in the order of its scores: its single-visible directions,
+    then its pair vectors with g = 1 … H (g ≠ a)."""
+    return singles[a] + [pairs[tuple(sorted((a, g)))] for g in range(len(singles)) if g != a]
+
+
+def _dual_columns(ask, X, vs, rng, box):
+    """Scores s_a(b, x_j) for j ≥ 2 on the dual path; returns (rows, scores) or None."""
+    dirs = dual_directions(vs, rng, box)
+    if dirs is None:
+        return None
+    singles, pairs = dirs
+    columns = {j: ask_dual_column(ask, X[j], singles, pairs) for j in range(1, len(X))}
+    scores = recover_dual_columns(columns, vs, singles, pairs, rng)
+    return {a: dual_rows(singles, pairs, a) for a in range(len(vs))}, scores
 
 
 def _residue_columns(ask, U, X, col, vs, H, rng, p2):
@@ -367,25 +383,16 @@ class _ExactBE:
 
 
 # ---------------------------------------------------------------------- the run
-def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2):
-    """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws
-    and checks the bases and handles resampling.  ``known``: H0 is the number of heads
-    (economy); otherwise a bound (adaptive).  ``p2`` is the P2 learner's module
-    (:mod:`.multi_head`, which calls this): its matching rule and exact certification are
-    reused, passed in so that the two modules do not import each other."""
-    _certify = p2._certify
-    if be.name != "exact":
-        raise ValueError("the economy and adaptive schedules run on the exact backend")
+def column_one(ask, U, X, H0, known, be, rng, p2):
+    """Steps 1–2 (module docstring): q0, the column-1 families, v, the matching across u.
+    Returns a dict with q0, col (per u_i the heads [(score, residue)] in the order of
+    I(u1, x1)), v, vs (the v_h), y1 (W_h x1), H_star and the matching methods per row."""
     d = len(U)
-    first = len(orc.transcript)
-    variant = "economy" if known else "adaptive"
-    ask = _Asker(orc, progress, economy_count(d, H0, H0, variant))
     x1 = X[0]
     q0 = ask([x1], "q0")
     if not q0.is_rational():
         raise NotAttention("F([x1]) of a single token is not a rational number: not attention")
     q0 = q0.as_rational()
-    # step 1: column 1
     col, Ks = [], []
     H_star = None
     for i in range(d):
@@ -414,7 +421,6 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
         col.append(heads)
         Ks.append(K)
     v = [r[0] for r in be.solve(U, [[K - q0] for K in Ks])]
-    # step 2: matching across u
     methods = []
     for i in range(1, d):
         if H_star <= 1:
@@ -439,9 +445,57 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
         raise NotAttention("the heads' v_h do not sum to v read from the constants: not "
                            "attention with these heads", v=[str(x) for x in v])
     y1 = [[r[0] for r in be.solve(U, [[col[i][a][0]] for i in range(d)])] for a in range(H_star)]
-    # step 3: columns j ≥ 2
+    return {"q0": q0, "col": col, "v": v, "vs": vs, "y1": y1, "H_star": H_star,
+            "methods": methods}
+
+
+def assemble(be, X, Y, vs):
+    """The canonical model from W_h x_j (Y[a][j]) and v_h: W_h = Y_h X⁻ᵀ."""
+    d = len(X)
+    heads = []
+    for a, va in enumerate(vs):
+        Yt = [[Y[a][j][p] for p in range(d)] for j in range(d)]   # row j = (W_a x_j)ᵀ
+        W = be.transpose(be.solve(X, Yt))                          # X Wᵀ = Yᵀ
+        heads.append(AttentionHead(W, va))
+    return MultiHeadAttention(heads, dim=d).canonical()
+
+
+def certify_run(orc, first, model, be, progress, p2, certify, zero_first_family=False):
+    """Exact certification (every transcript answer reproduced in Q(t)); returns
+    (transcript, certificate)."""
+    transcript = orc.transcript[first:] if orc.record else None
+    if not certify:
+        return transcript, None
+    if transcript is None:
+        raise ValueError("certification needs the oracle's transcript (record=True)")
+    cert = p2._certify(model, transcript, be, progress)
+    if not cert["certified"] and zero_first_family:
+        raise InvisibleHead("I(u1, x1) shows no pole but the oracle is not the zero "
+                            "function: every head is invisible at u1 (v_h·u1 = 0)",
+                            reference=0, **cert)
+    if not cert["certified"]:
+        raise CertificationFailed("the recovered model does not reproduce the transcript "
+                                  "exactly: the oracle is not attention with these heads "
+                                  "on these queries", **cert)
+    return transcript, cert
+
+
+def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2):
+    """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws
+    and checks the bases and handles resampling.  ``known``: H0 is the number of heads
+    (economy); otherwise a bound (adaptive).  ``p2`` is the P2 learner's module
+    (:mod:`.multi_head`, which calls this): its matching rule and exact certification are
+    reused, passed in so that the two modules do not import each other."""
+    if be.name != "exact":
+        raise ValueError("the economy and adaptive schedules run on the exact backend")
+    d = len(U)
+    first = len(orc.transcript)
+    variant = "economy" if known else "adaptive"
+    ask = _Asker(orc, progress, economy_count(d, H0, H0, variant))
+    one = column_one(ask, U, X, H0, known, be, rng, p2)
+    H_star, vs, col, methods = one["H_star"], one["vs"], one["col"], one["methods"]
     path = "dual"
-    Y = [[y1[a]] for a in range(H_star)]       # Y[a][j] = W_a x_j
+    Y = [[one["y1"][a]] for a in range(H_star)]       # Y[a][j] = W_a x_j
     if d > 1 and H_star:
         dual = _dual_columns(ask, X, vs, rng, box)
         if dual is not None:
@@ -455,37 +509,20 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
             for a in range(H_star):
                 for j in range(1, d):
                     Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, j)]] for i in range(d)])])
-    heads = []
-    for a in range(H_star):
-        Yt = [[Y[a][j][p] for p in range(d)] for j in range(d)]   # row j = (W_a x_j)ᵀ
-        W = be.transpose(be.solve(X, Yt))                          # X Wᵀ = Yᵀ
-        heads.append(AttentionHead(W, vs[a]))
-    model = MultiHeadAttention(heads, dim=d).canonical()
-    transcript = orc.transcript[first:] if orc.record else None
-    cert = None
-    if certify:
-        if transcript is None:
-            raise ValueError("certification needs the oracle's transcript (record=True)")
-        cert = _certify(model, transcript, be, progress)
-        if not cert["certified"] and H_star == 0 and not known:
-            raise InvisibleHead("I(u1, x1) shows no pole but the oracle is not the zero "
-                                "function: every head is invisible at u1 (v_h·u1 = 0)",
-                                reference=0, **cert)
-        if not cert["certified"]:
-            raise CertificationFailed("the recovered model does not reproduce the transcript "
-                                      "exactly: the oracle is not attention with these heads "
-                                      "on these queries", **cert)
+    model = assemble(be, X, Y, vs)
+    transcript, cert = certify_run(orc, first, model, be, progress, p2, certify,
+                                   zero_first_family=H_star == 0 and not known)
     blocks = ask.per_block()
     expected = economy_count(d, H_star, H0, variant, path) + _fallback_extra(methods, blocks,
                                                                              H_star)
     return LearnResult(
         algorithm=f"multi-head-{variant}", dim=d, backend=be.name,
         heads=[(h.W, h.v) for h in model.heads], queries=len(ask.answers),
-        max_length=max(len(q) for q, _ in (transcript or [])) if transcript else 0,
+        max_length=max((len(q) for q, _ in transcript), default=0) if transcript else 0,
         expected_queries=expected,
         expected_max_length=economy_max_length(H_star, H0, path),
         transcript=transcript or [], certificate=cert,
-        extra={"U": U, "X": X, "H0": H0, "H_star": H_star, "v": v, "path": path,
+        extra={"U": U, "X": X, "H0": H0, "H_star": H_star, "v": one["v"], "path": path,
                "matching": methods, "blocks": blocks, "certification": cert,
                "variant": variant})
 

@@ -278,14 +278,14 @@ def _pair_scores(u, vs, a, g, x, answers, bits, rng):
     return got[ca], got[cg]
 
 
-def ask_dual_column(ask, x, singles, pairs, take=None):
+def ask_dual_column(ask, x, singles, pairs, take=None, block="single-visible"):
     """Ask one column x_j of the dual path: the single-visible probes [(x + b), x] (the first
     ``take[a]`` directions of head a, all when ``take`` is None) and, for a full column, the
     pair families (docs/design.md §10).  Returns the column's answers."""
     one = {}
     for a, basis in enumerate(singles):
         for k, b in enumerate(basis[: None if take is None else take[a]]):
-            one[(a, k)] = ask([_add(x, b), x], "single-visible")
+            one[(a, k)] = ask([_add(x, b), x], block)
     two = {} if take is not None else \
         {key: ask.family(u, x, (1, 2, 3), "pair") for key, u in pairs.items()}
     return x, one, two

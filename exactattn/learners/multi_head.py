@@ -38,7 +38,7 @@ from .schedule import Schedule, published_count, published_max_length
 __all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES"]
 
 #: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
-SCHEDULES = ("p2", "economy", "adaptive")
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 
 DEFAULT_BOX = 1000
 _PRIME_BITS = (62, 127, 255, 511)
@@ -236,7 +236,7 @@ def _certify(model, transcript, be, progress=_silent):
 # ---------------------------------------------------------------------- public API
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None, schedule="p2"):
+                     progress=None, schedule="p2", rank=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -253,12 +253,19 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
 
     ``schedule``: "p2" (default, the published count), "economy" (H known) or "adaptive"
     (H* read from the first family under the bound H₀): the exact schedules beyond P2 of
-    :mod:`.economy` (docs/design.md §10).
+    :mod:`.economy` (docs/design.md §10); "low-rank" (implied by ``rank=r``): heads with
+    rank W_h ≤ r from O(H·r·d) queries, the rank revealed when ``rank`` is None
+    (:mod:`.multi_low_rank`).
     """
+    if rank is not None and schedule == "p2":
+        schedule = "low-rank"
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)
+                             or not 0 <= rank <= dim):
+        raise ValueError(f"rank must be an integer in 0..{dim}, got {rank!r}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-    if schedule == "economy" and heads is None:
-        raise ValueError("schedule='economy' needs heads=H; with only heads_bound=H0 use "
+    if schedule in ("economy", "low-rank") and heads is None:
+        raise ValueError(f"schedule='{schedule}' needs heads=H; with only heads_bound=H0 use "
                          "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
@@ -276,7 +283,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     for attempt in range(1, max_attempts + 1):
         try:
             result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
-                              schedule)
+                              schedule, rank)
         except LearningFailure as e:
             if not be.exact and e.args and "precision" not in e.args[0]:
                 e.args = (e.args[0] + f" (on the {be.name} backend this can be loss of "
@@ -299,11 +306,15 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         return result
 
 
-def _attempt(orc, d, H0, be, rng, box, certify, progress, schedule="p2"):
+def _attempt(orc, d, H0, be, rng, box, certify, progress, schedule="p2", rank=None):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
     try:
         _check_bases(be, U, X)
+        if schedule == "low-rank":
+            from .multi_low_rank import run_multi_low_rank
+            return run_multi_low_rank(orc, U, X, H0, True, be, rng, certify, progress, box,
+                                      sys.modules[__name__], rank)
         if schedule != "p2":
             from .economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,

@@ -231,10 +231,12 @@ def _one_query_match(ref, fam, Kpp, y, bits, rng, label):
 
 # ---------------------------------------------------------------------- columns j ≥ 2
 def dual_directions(vs, rng, box):
-    """For each head a: d vectors (rows of M_a) and, per vector, the visible heads.  The first
-    d−H+1 span {b : v_g·b = 0, g ≠ a} with v_a·b ≠ 0 (head a alone visible); the others are
-    the pair vectors α b_a + β b_g shared by heads a and g (docs/design.md §10).  Returns None
-    when the v_h are dependent (H > d included)."""
+    """(singles, pairs): for each head a, d−H+1 vectors spanning {b : v_g·b = 0, g ≠ a}, each
+    with v_a·b ≠ 0 (head a alone visible) — a random basis of that space (random integer
+    combinations with entries in −box…box, so that the first r of them are generic for the
+    skeleton of a rank-r head); and for each pair a < g the vector α b_a + β b_g (α, β random
+    in 1…box, residues α v_a·b_a ≠ β v_g·b_g) on which heads a and g alone are visible
+    (docs/design.md §10).  Returns None when the v_h are dependent (H > d included)."""
     H, d = len(vs), len(vs[0])
     V = fmpz_mat(H, d, [x for r in vs for x in _primitive(r)]) if H else None
     if H == 0 or H > d or V.rank() < H:
@@ -242,10 +244,16 @@ def dual_directions(vs, rng, box):
     singles = []
     for a in range(H):
         basis = _kernel([vs[g] for g in range(H) if g != a], d)
-        lead = next(b for b in basis if _dot(vs[a], b) != 0)
-        fixed = [b if _dot(vs[a], b) != 0 else _add(b, lead) for b in basis]
-        fixed.sort(key=lambda b: _dot(vs[a], b) == 0)
-        singles.append(fixed)
+        m = len(basis)
+        while True:     # a random basis of the same space, every vector seeing head a
+            R = [[rng.randint(-box, box) for _ in range(m)] for _ in range(m)]
+            if fmpz_mat(m, m, [x for r in R for x in r]).det() == 0:
+                continue
+            mixed = [[sum(R[k][l] * basis[l][i] for l in range(m)) for i in range(d)]
+                     for k in range(m)]
+            if all(_dot(vs[a], b) != 0 for b in mixed):
+                break
+        singles.append([_primitive(b) for b in mixed])
     pairs = {}
     for a, g in itertools.combinations(range(H), 2):
         ba, bg = singles[a][0], singles[g][0]

@@ -29,8 +29,8 @@ from fractions import Fraction
 from flint import fmpq, fmpq_mat
 
 from ..errors import SingularBasis, SingularSystem
-from .economy import (_Asker, ask_dual_column, assemble, certify_run, column_one,
-                      dual_directions, dual_rows, recover_dual_columns)
+from .economy import (_Asker, _residue_columns, ask_dual_column, assemble, certify_run,
+                      column_one, dual_directions, dual_rows, recover_dual_columns)
 from .economy_structure import economy_count
 from .result import LearnResult
 
@@ -81,13 +81,19 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
     H, vs = one["H_star"], one["vs"]
     Y = [[one["y1"][a]] for a in range(H)]
     dirs = dual_directions(vs, rng, box) if H else None
-    if H and d > 1 and dirs is None:
-        raise SingularBasis("the multi-head low-rank schedule needs H ≤ d heads with "
-                            "independent v_h (single-head-visible probes); use "
-                            "schedule='economy'", heads=H)
     ranks = [1] * H
     j = 1
-    if H and d > 1:
+    notes = []
+    if H and d > 1 and dirs is None:
+        # no single-head-visible probes (H > d or dependent v_h): the economy's residue path
+        notes.append("H > d or dependent v_h: no skeleton saving, every column measured on "
+                     "the economy's residue path")
+        S = _residue_columns(ask, U, X, one["col"], vs, H, rng, p2)
+        for a in range(H):
+            for jj in range(1, d):
+                Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, jj)]] for i in range(d)])])
+        ranks = [len(_independent(Y[a])) for a in range(H)]
+    elif H and d > 1:
         singles, pairs = dirs
         rows = {a: dual_rows(singles, pairs, a) for a in range(H)}
 
@@ -116,16 +122,18 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
     model = assemble(be, X, Y, vs)
     transcript, cert = certify_run(orc, first, model, be, progress, p2, certify)
     r = max(ranks, default=0)
-    return LearnResult(
+    result = LearnResult(
         algorithm="multi-head-low-rank", dim=d, backend=be.name,
         heads=[(h.W, h.v) for h in model.heads], queries=len(ask.answers),
         max_length=max((len(q) for q, _ in transcript), default=0) if transcript else 0,
         expected_queries=low_rank_count(d, H, r, rank is None) if H >= 2 and
-        all(x == r for x in ranks) and r <= d - H + 1 and not _fallbacks(ask) else None,
+        all(x == r for x in ranks) and r <= d - H + 1 and not _fallbacks(ask) and not notes
+        else None,
         transcript=transcript or [], certificate=cert,
         extra={"U": U, "X": X, "H0": H0, "H_star": H, "ranks": ranks, "rank_given": rank,
                "blocks": ask.per_block(), "matching": one["methods"],
-               "floor": low_rank_floor(d, H, r)})
+               "floor": low_rank_floor(d, H, r)}, notes=notes)
+    return result
 
 
 def _fallbacks(ask):

@@ -282,3 +282,61 @@ def test_limit_interpolation_rejects_too_many_poles():
     ys = [sum((F.one / (F.one + m * F.from_int(k)) for k in (3, 5, 7)), F.zero) for m in range(5)]
     with pytest.raises(ea.NotAttention):
         fit_with_limit(F, list(range(5)), ys, 2)
+
+
+# ------------------------------------------------------------------ multi-head low rank
+from exactattn.analysis.beyond import low_rank_model  # noqa: E402
+from exactattn.learners import multi_low_rank  # noqa: E402
+
+
+@pytest.mark.parametrize("d,H,r", [(4, 2, 1), (4, 3, 2), (5, 2, 3), (6, 3, 2)])
+def test_low_rank_heads_from_the_skeleton(d, H, r):
+    model = low_rank_model(d, H, r, seed=d + H + r)
+    for given in (r, None):
+        oracle = ea.Oracle(model)
+        res = learn_multi_head(oracle, d, heads=H, rank=given, seed=2, schedule="low-rank")
+        assert res.model.head_set() == model.canonical().head_set()
+        assert res.certificate["certified"] is True
+        assert res.extra["ranks"] == [r] * H
+        assert oracle.queries == res.expected_queries == \
+            multi_low_rank.low_rank_count(d, H, r, given is None)
+        assert oracle.queries < economy_count(d, H) or r >= d - 1
+
+
+def test_low_rank_given_too_small_is_a_promise_not_a_check():
+    """A given rank below the true rank is a promise the skeleton cannot test: the result is
+    consistent with every answer asked but not the model; revealing the rank gets it right."""
+    model = low_rank_model(4, 2, 2, seed=5)
+    res = learn_multi_head(ea.Oracle(model), 4, heads=2, rank=1, seed=1)
+    assert res.model.head_set() != model.canonical().head_set()
+    assert res.certificate["certified"] is True      # consistent with its own transcript
+    res = learn_multi_head(ea.Oracle(model), 4, heads=2, seed=1, schedule="low-rank")
+    assert res.model.head_set() == model.canonical().head_set() and res.extra["ranks"] == [2, 2]
+
+
+def test_low_rank_with_more_heads_than_dimension_measures_every_column():
+    model = low_rank_model(2, 3, 1, seed=3)
+    oracle = ea.Oracle(model)
+    res = learn_multi_head(oracle, 2, heads=3, rank=1, seed=0)
+    assert res.model.head_set() == model.canonical().head_set() and res.notes
+
+
+def test_planted_singular_skeleton_block_is_named(monkeypatch):
+    """Two equal basis columns make F_h C_h singular: named SingularBasis, not a wrong model."""
+    real = multi_low_rank._independent
+    monkeypatch.setattr(multi_low_rank, "_independent",
+                        lambda cols: [0] * len(real(cols)) if len(real(cols)) == 2 else real(cols))
+    with pytest.raises(ea.SingularBasis, match="F_h C_h"):
+        learn_multi_head(ea.Oracle(low_rank_model(5, 2, 2, seed=1)), 5, heads=2, rank=2, seed=0)
+
+
+def test_counts_beyond_table(capsys):
+    from exactattn.cli.main import main
+    assert main(["counts", "--beyond", "--dims", "2-3", "--heads", "1-2", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "floor" in out and "economy" in out and "low-rank(r=1)" in out
+    assert "7 (1.17×)" in out                      # economy at d = 2, H = 1: d² + d + 1
+    assert main(["counts", "--beyond", "--dims", "2-2", "--heads", "2-2", "--json",
+                 "--quiet"]) == 0
+    rows = __import__("json").loads(capsys.readouterr().out)
+    assert rows[0]["economy"]["queries"] == economy_count(2, 2) and rows[0]["floor"] == 12

@@ -64,6 +64,9 @@ __all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_di
 _PRIME_BITS = (62, 127, 255, 511)
 #: one-query matching tries the H*! pairings; above this the matching family is cheaper to run
 MAX_ONE_QUERY_HEADS = 6
+#: entries of the random recombination of each head's single-visible directions: small, since
+#: the directions' size sets the exponents of the answers (and the modular engine's tables)
+MIX = 16
 
 
 # ---------------------------------------------------------------------- small exact helpers
@@ -233,8 +236,8 @@ def _one_query_match(ref, fam, Kpp, y, bits, rng, label):
 def dual_directions(vs, rng, box):
     """(singles, pairs): for each head a, d−H+1 vectors spanning {b : v_g·b = 0, g ≠ a}, each
     with v_a·b ≠ 0 (head a alone visible) — a random basis of that space (random integer
-    combinations with entries in −box…box, so that the first r of them are generic for the
-    skeleton of a rank-r head); and for each pair a < g the vector α b_a + β b_g (α, β random
+    combinations with entries in −MIX…MIX of an integer kernel basis, so that the first r of
+    them are generic for the skeleton of a rank-r head); and for each pair a < g the vector α b_a + β b_g (α, β random
     in 1…box, residues α v_a·b_a ≠ β v_g·b_g) on which heads a and g alone are visible
     (docs/design.md §10).  Returns None when the v_h are dependent (H > d included)."""
     H, d = len(vs), len(vs[0])
@@ -246,7 +249,7 @@ def dual_directions(vs, rng, box):
         basis = _kernel([vs[g] for g in range(H) if g != a], d)
         m = len(basis)
         while True:     # a random basis of the same space, every vector seeing head a
-            R = [[rng.randint(-box, box) for _ in range(m)] for _ in range(m)]
+            R = [[rng.randint(-MIX, MIX) for _ in range(m)] for _ in range(m)]
             if fmpz_mat(m, m, [x for r in R for x in r]).det() == 0:
                 continue
             mixed = [[sum(R[k][l] * basis[l][i] for l in range(m)) for i in range(d)]
@@ -265,13 +268,13 @@ def dual_directions(vs, rng, box):
     return singles, pairs
 
 
-def _pair_scores(u, vs, a, g, x, answers, bits, rng):
-    """Scores of heads a and g from the 3 samples of I(u, x), residues known."""
+def _pair_scores(u, vs, a, g, x, answers, eng):
+    """Scores of heads a and g from the 3 samples of I(u, x), residues known (``eng``: a
+    modular engine covering the answers)."""
     v = [sum(col) for col in zip(*vs)]
     K = _dot(v, _add(x, u))
     G0 = _dot(v, x)
     ca, cg = -_dot(vs[a], u), -_dot(vs[g], u)
-    eng = _engine(answers, bits, rng)
     ys = [eng.constant(G0)] + [eng.sample(y) for y in answers]
     heads = solve_family_with_limit(eng.field, eng.constant(K), ys, 2)
     if len(heads) != 2:
@@ -304,8 +307,11 @@ def recover_dual_columns(columns, vs, singles, pairs, rng):
     columns asked by :func:`ask_dual_column` (prime sizes retried on a modular mishap)."""
     v = [sum(col) for col in zip(*vs)]
 
+    every = [y for _, _, two in columns.values() for ys in two.values() for y in ys]
+
     def recover(bits):
         out = {}
+        eng = _engine(every, bits, rng) if every else None      # one engine: one power table
         for j, (x, one, two) in columns.items():
             for a in range(len(vs)):
                 out[(a, j)] = []
@@ -313,7 +319,7 @@ def recover_dual_columns(columns, vs, singles, pairs, rng):
                 sigma = (y - _dot(v, x)) / _dot(vs[a], singles[a][k])
                 out[(a, j)].append(_exact_logit(sigma, f"single-visible a={a + 1} j={j + 1}"))
             for (a, g), ys in two.items():
-                sa, sg = _pair_scores(pairs[(a, g)], vs, a, g, x, ys, bits, rng)
+                sa, sg = _pair_scores(pairs[(a, g)], vs, a, g, x, ys, eng)
                 out[(a, j)].append(sa)
                 out[(g, j)].append(sg)
         return out

@@ -22,7 +22,7 @@ from fractions import Fraction
 import sympy
 
 from exactattn.analysis.floor import dimension_floor
-from exactattn.learners.economy_structure import count_polynomial, economy_blocks, peval
+from exactattn.learners.economy_structure import count_polynomial, economy_blocks, economy_count, peval
 from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
 
@@ -132,4 +132,84 @@ CLAIM = register(Claim(
            "full": {"d,H": [[2, 2], [3, 2], [3, 3], [4, 2], [4, 3], [5, 3], [6, 4], [8, 4],
                             [2, 3], [3, 4], [10, 5]]}},
     run=run,
+    needs=("exactattn.learners.economy",)))
+
+
+# ---------------------------------------------------------------------- probability one
+def _bad_set(d, H, seed):
+    """Polynomials, factors and D of the economy schedule's generic run for a seeded model,
+    with a witness at the learner's own successful draw."""
+    from exactattn.analysis import genericity as G
+    from exactattn.analysis.economy_genericity import (economy_bad_set_polynomials,
+                                                       economy_point)
+    from exactattn.learners.multi_head import learn_multi_head
+    model = random_multi_head(d, H, seed=seed).canonical()
+    res = learn_multi_head(Oracle(model), d, heads=H, seed=seed, schedule="economy",
+                           resample=True)
+    dirs = res.extra["directions"]
+    order = res.extra["head_order"]           # internal head a is canonical head order[a]
+    heads = [(model.heads[order[a]].W, model.heads[order[a]].v) for a in range(H)]
+    b_first = [dirs["singles"][a][0] for a in range(H)]
+    polys = economy_bad_set_polynomials(heads, d, b_first)
+    factors, _ = G.distinct_factors(polys)
+    D = G.total_degree(factors)
+    point = economy_point(res.extra["U"], res.extra["X"], dirs["coefficients"], H)
+    witness = G.find_witness(polys, preferred=point, box=3, seed=seed)
+    return model, polys, factors, D, witness == point, witness
+
+
+def run_prob1(params) -> Verdict:
+    """Schwartz–Zippel bound for the generic economy run, and a Monte Carlo that never sees a
+    wrong model (docs/design.md §10)."""
+    from exactattn.analysis import genericity as G
+    from exactattn.errors import LearningFailure
+    from exactattn.learners.multi_head import learn_multi_head
+    from .p2_prob1 import rate_within_bound
+    verdict = Verdict(True)
+    for d, H, box, trials in params["d,H,box,trials"]:
+        model, polys, factors, D, own, witness = _bad_set(d, H, params["seed"] + 10 * d + H)
+        bound = Fraction(D, box)
+        tag = f"d={d} H={H} box={box}"
+        verdict.expect(all(G.evaluate(p.poly, witness) != 0 for p in polys),
+                       f"{tag}: {len(polys)} bad-set polynomials, {len(factors)} distinct "
+                       f"factors, all non-zero at an exact witness"
+                       f"{' (the learner’s own draw)' if own else ''}; D = {D}, "
+                       f"Schwartz–Zippel Pr[not the generic run] ≤ D/min|S| = {bound}"
+                       f"{' (vacuous: ≥ 1)' if bound >= 1 else ''}",
+                       f"{tag}: a bad-set polynomial vanishes at the witness")
+        generic = fallback = wrong = 0
+        named = {}
+        for t in range(trials):
+            oracle = Oracle(model)
+            try:
+                res = learn_multi_head(oracle, d, heads=H, seed=1000 + t, box=box,
+                                       schedule="economy")
+            except LearningFailure as e:
+                named[e.reason] = named.get(e.reason, 0) + 1
+                continue
+            if res.model.head_set() != model.head_set():
+                wrong += 1
+            elif oracle.queries == economy_count(d, H):
+                generic += 1
+            else:
+                fallback += 1
+        rate = Fraction(trials - generic, trials)
+        verdict.expect(wrong == 0 and rate_within_bound(rate, bound, trials),
+                       f"{tag}: Monte Carlo {trials} runs: {generic} generic, {fallback} exact "
+                       f"with a fallback block, failures {named or 'none'} (all named); 0 "
+                       f"wrong models; non-generic rate {float(rate):.3f} vs bound "
+                       f"{float(bound):.3f}",
+                       f"{tag}: {wrong} wrong models or rate {rate} > bound {bound}")
+    return verdict
+
+
+PROB1 = register(Claim(
+    id="economy-prob1",
+    reference="beyond the papers: economy genericity",
+    statement="the economy schedule's generic run (exact, structure count) fails only on a "
+              "proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong model",
+    sizes={"quick": {"d,H,box,trials": [[2, 2, 1000, 40]], "seed": 0},
+           "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100], [2, 2, 40, 200]],
+                    "seed": 0}},
+    run=run_prob1,
     needs=("exactattn.learners.economy",)))

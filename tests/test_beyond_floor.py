@@ -189,3 +189,18 @@ def test_economy_count_checker_catches_a_wrong_structure_copy(count_cert, monkey
     monkeypatch.setattr(checker_count, "blocks", wrong)
     with pytest.raises(Rejected):
         checker_count.check_economy_count(count_cert["checks"][0])
+
+
+def test_economy_prob1_quick_holds():
+    out = run_claim(get_claim("economy-prob1"), quick=True)
+    assert out.status == "ok", out.verdict.details
+    assert any("0 wrong models" in d for d in out.verdict.details)
+
+
+def test_economy_bad_set_refuses_a_direction_that_does_not_see_its_head():
+    from exactattn.analysis.economy_genericity import economy_bad_set_polynomials
+    model = ea.random_multi_head(2, 2, seed=1)
+    heads = [(h.W, h.v) for h in model.heads]
+    blind = [[-heads[0][1][1], heads[0][1][0]], [1, 0]]      # v_1·b_1 = 0: the pair residue dies
+    with pytest.raises(ValueError, match="identically zero"):
+        economy_bad_set_polynomials(heads, 2, [blind[0], [0, 0]])

@@ -233,7 +233,7 @@ def _one_query_match(ref, fam, Kpp, y, bits, rng, label):
 
 
 # ---------------------------------------------------------------------- columns j ≥ 2
-def dual_directions(vs, rng, box):
+def dual_directions(vs, rng, box, coefficients=None):
     """(singles, pairs): for each head a, d−H+1 vectors spanning {b : v_g·b = 0, g ≠ a}, each
     with v_a·b ≠ 0 (head a alone visible) — a random basis of that space (random integer
     combinations with entries in −MIX…MIX of an integer kernel basis, so that the first r of
@@ -258,6 +258,7 @@ def dual_directions(vs, rng, box):
                 break
         singles.append([_primitive(b) for b in mixed])
     pairs = {}
+    coefficients = {} if coefficients is None else coefficients   # (α, β) per pair, filled in
     for a, g in itertools.combinations(range(H), 2):
         ba, bg = singles[a][0], singles[g][0]
         while True:
@@ -265,6 +266,7 @@ def dual_directions(vs, rng, box):
             if al * _dot(vs[a], ba) != be * _dot(vs[g], bg):
                 break
         pairs[(a, g)] = _add(_scale(al, ba), _scale(be, bg))
+        coefficients[(a, g)] = (al, be)
     return singles, pairs
 
 
@@ -335,10 +337,12 @@ def dual_rows(singles, pairs, a):
 
 def _dual_columns(ask, X, vs, rng, box):
     """Scores s_a(b, x_j) for j ≥ 2 on the dual path; returns (rows, scores) or None."""
-    dirs = dual_directions(vs, rng, box)
+    coefficients = {}
+    dirs = dual_directions(vs, rng, box, coefficients)
     if dirs is None:
         return None
     singles, pairs = dirs
+    ask.directions = {"singles": singles, "pairs": pairs, "coefficients": coefficients}
     columns = {j: ask_dual_column(ask, X[j], singles, pairs) for j in range(1, len(X))}
     scores = recover_dual_columns(columns, vs, singles, pairs, rng)
     return {a: dual_rows(singles, pairs, a) for a in range(len(vs))}, scores
@@ -538,7 +542,9 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
         transcript=transcript or [], certificate=cert,
         extra={"U": U, "X": X, "H0": H0, "H_star": H_star, "v": one["v"], "path": path,
                "matching": methods, "blocks": blocks, "certification": cert,
-               "variant": variant})
+               "variant": variant, "directions": getattr(ask, "directions", None),
+               "head_order": [next(k for k, h in enumerate(model.heads) if h.W == W)
+                              for W in _internal_W(one, Y, X, be)] if H_star else []})
 
 
 def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label, p2):
@@ -562,6 +568,11 @@ def _same_count(sumfam, H, label):
     if len(sumfam) != H:
         raise CollidingPoles(f"the matching family {label} shows {len(sumfam)} poles, not "
                              f"{H}: two pole products collide", family=label, poles=len(sumfam))
+
+
+def _internal_W(one, Y, X, be):
+    """The W_h in the learner's internal head order (that of I(u1, x1)'s poles)."""
+    return [assemble(be, X, [Y[a]], [one["vs"][a]]).heads[0].W for a in range(one["H_star"])]
 
 
 def _fallback_extra(methods, blocks, H):

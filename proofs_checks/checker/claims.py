@@ -62,6 +62,10 @@ CLAIMS = {
                       "known); adaptive H* costs 2(H0−H) more; counts derived from the block "
                       "structure",
                       {"economy-count"}),
+    "economy-prob1": ("beyond the papers: economy genericity",
+                      "the economy schedule's generic run (exact, structure count) fails only on "
+                      "a proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong "
+                      "model", set()),
 }
 
 LEARNING_FAILURES = {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching",

@@ -69,7 +69,7 @@ MAX_ONE_QUERY_HEADS = 6
 MIX = 16
 
 
-# ---------------------------------------------------------------------- small exact helpers
+# ---------------------------------------------------------------------- small exact functions
 def _dot(a, b) -> Fraction:
     return sum((Fraction(x) * Fraction(y) for x, y in zip(a, b)), Fraction(0))
 

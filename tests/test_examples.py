@@ -22,6 +22,7 @@ CASES = {
     "float_vs_exact.py": (["--dim", "2", "--max-heads", "3"], "float_vs_exact"),
     "merging_heads.py": (["--queries", "5"], "merging_heads"),
     "query_counts.py": (["--dims", "1-2", "--heads", "1-2"], "query_counts"),
+    "beyond_counts.py": (["--dims", "2-3", "--heads", "2-2"], "beyond_counts"),
 }
 #: examples that need modules built elsewhere (issue 6: approximate oracles): script →
 #: (module it needs, arguments, PNG name)

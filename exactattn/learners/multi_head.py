@@ -22,6 +22,7 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 from __future__ import annotations
 
 import random
+import sys
 import time
 
 from ..arith.modular import BadReduction
@@ -36,7 +37,10 @@ from .precision import approximate_tolerances, backend_precision
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
-__all__ = ["learn_multi_head", "DEFAULT_BOX"]
+__all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES"]
+
+#: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 
 DEFAULT_BOX = 1000
 _PRIME_BITS = (62, 127, 255, 511)
@@ -236,7 +240,8 @@ def _certify(model, transcript, be, progress=_silent):
 # ---------------------------------------------------------------------- public API
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None, oracle_precision=None, accuracy=None):
+                     progress=None, oracle_precision=None, accuracy=None, schedule="p2",
+                     rank=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -257,7 +262,23 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     a working precision that follows η (``dps`` overrides it), and the result carries
     ``error_bar`` (a certified enclosure).  ``accuracy``, if given, must be met by the
     bar, else IllConditioned.  Fewer heads than ``heads`` is UnresolvedHeads.
+
+    ``schedule``: "p2" (default, the published count), "economy" (H known) or "adaptive"
+    (H* read from the first family under the bound H₀): the exact schedules beyond P2 of
+    :mod:`.economy` (docs/design.md §10); "low-rank" (implied by ``rank=r``): heads with
+    rank W_h ≤ r from O(H·r·d) queries, the rank revealed when ``rank`` is None
+    (:mod:`.multi_low_rank`).
     """
+    if rank is not None and schedule == "p2":
+        schedule = "low-rank"
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)
+                             or not 0 <= rank <= dim):
+        raise ValueError(f"rank must be an integer in 0..{dim}, got {rank!r}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    if schedule in ("economy", "low-rank") and heads is None:
+        raise ValueError(f"schedule='{schedule}' needs heads=H; with only heads_bound=H0 use "
+                         "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     H0 = _head_bound(heads, heads_bound)
@@ -276,7 +297,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     for attempt in range(1, max_attempts + 1):
         try:
             result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
-                              inexact)
+                              inexact, schedule, rank)
         except LearningFailure as e:
             failures.append({"attempt": attempt, "reason": e.reason, "message": str(e),
                              "queries": orc.queries - start_queries})
@@ -296,11 +317,20 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         return result
 
 
-def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None):
+def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule="p2",
+             rank=None):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
     try:
         _check_bases(be, U, X)
+        if schedule == "low-rank":
+            from .multi_low_rank import run_multi_low_rank
+            return run_multi_low_rank(orc, U, X, H0, True, be, rng, certify, progress, box,
+                                      sys.modules[__name__], rank)
+        if schedule != "p2":
+            from .economy import run_economy
+            return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
+                               progress, box, sys.modules[__name__])
         return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact)
     except LearningFailure as e:
         e.details.setdefault("U", U)

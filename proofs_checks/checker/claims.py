@@ -52,6 +52,20 @@ CLAIMS = {
                        "a one-layer Transformer with a bias-free ReLU FFN is recovered up to "
                        "functional equivalence: exact agreement on the transcript and on fresh "
                        "sequences", set()),
+    # beyond the papers (docs/design.md §10)
+    "floor": ("beyond the papers: dimension floor",
+              "H(d²+d) answers are necessary (invariance of domain); the answers of every "
+              "exact schedule here have a Jacobian of full rank H(d²+d), certified modulo p",
+              {"floor"}),
+    "economy-count": ("beyond the papers: economy schedule",
+                      "exact canonical heads from 1+2Hd+(d−1)(1+Hd+H(H−1)/2) queries (H ≤ d, H "
+                      "known); adaptive H* costs 2(H0−H) more; counts derived from the block "
+                      "structure",
+                      {"economy-count"}),
+    "economy-prob1": ("beyond the papers: economy genericity",
+                      "the economy schedule's generic run (exact, structure count) fails only on "
+                      "a proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong "
+                      "model", set()),
 }
 
 LEARNING_FAILURES = {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching",
@@ -138,7 +152,25 @@ def params_p2_canonical(p, checks):
             == sorted(f"recovered H0={h}" for h in H0s), "params: recovered models ≠ H0 list")
 
 
-PARAMS = {"P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
+def params_floor(p, checks):
+    """Every (d, H) × schedule (P1 only for H = 1) has one floor check, in order."""
+    require(set(p) == {"d,H", "schedules"}, "params: expected {d,H, schedules}")
+    want = [[d, H, s] for d, H in p["d,H"] for s in p["schedules"] if s != "P1" or H == 1]
+    got = [[c.get("dim"), len(c.get("model", [])), c.get("schedule")] for c in _of(checks, "floor")]
+    require(got == want, "params: the floor checks do not cover (d, H) × schedules")
+
+
+def params_economy_count(p, checks):
+    """Every (d, H) has an economy (H0 = H) and an adaptive (H0 = 2H) count, in order."""
+    require(set(p) == {"d,H"}, "params: expected {d,H}")
+    want = [[d, H, v, H if v == "economy" else 2 * H] for d, H in p["d,H"]
+            for v in ("economy", "adaptive")]
+    got = [[c["params"].get("d"), c["params"].get("H"), c.get("variant"), c["params"].get("H0")]
+           for c in _of(checks, "economy-count")]
+    require(got == want, "params: the economy counts do not cover (d, H) × {economy, adaptive}")
+
+
+PARAMS = {"floor": params_floor, "economy-count": params_economy_count, "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical}
 

@@ -10,6 +10,8 @@ from .claims import CLAIMS, FORMAT, PARAMS, VERSION, check_symbolic
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_fit
 from .determinant import check_determinant
+from .economy_count import check_economy_count
+from .floor import check_floor
 from .parse import Rejected, require
 from .recovery import check_recovery, check_same_function
 
@@ -23,6 +25,8 @@ KINDS = {
     "determinant": check_determinant,
     "rational-form": check_rational_form,
     "bad-set": check_bad_set,
+    "floor": check_floor,
+    "economy-count": check_economy_count,
 }
 
 

@@ -1,0 +1,152 @@
+"""Check kind ``floor``: the answers of a run have a full-rank Jacobian with respect to the
+H(d² + d) canonical parameters (beyond the papers; docs/design.md §10, "The floor").
+
+The checker recomputes, from the recorded model and queries, the Jacobian rows named by the
+certificate modulo the recorded prime p at t = e^{1/L} ↦ τ:
+
+    ∂F/∂v_h[k] = x̄[k],  ∂F/∂W_h[p][q] = x_N[q]·(Σ_i α_i f_i x_i[p] − f̄·x̄[p]),
+
+α = softmax of the scores x_iᵀW_h x_N (each score times L must be an integer), f_i = v_h·x_i,
+x̄ = Σ α_i x_i, f̄ = Σ α_i f_i; it checks that p is prime, that every rational denominator is
+prime to p and every softmax denominator Σ_j τ^{k_j − min k} is non-zero modulo p, and takes
+the determinant of the P × P minor (P = H(d²+d), all columns) by elimination modulo p.
+
+Why a non-zero value proves full rank: the entries lie in R = Z_(p)[t][1/Π D]; t ↦ τ is a ring
+homomorphism R → F_p under the checked conditions; ring maps commute with determinants; so the
+minor is non-zero in R ⊂ Q(t) and, e^{1/L} being transcendental, non-zero at t = e^{1/L}.
+Certified curve: the minor's rows are independent, so rank(first k answers) ≥ #{rows < k};
+in particular the first ``first_full`` answers have rank P exactly.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .parse import heads, integer, require, vector
+
+_MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+
+
+def is_prime(n: int) -> bool:
+    """Deterministic Miller–Rabin for n < 3.3·10²⁴ (the first 13 prime bases)."""
+    if n < 2:
+        return False
+    for q in _MR_BASES:
+        if n % q == 0:
+            return n == q
+    require(n < 3317044064679887385961981, "floor: p too large for the deterministic test")
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in _MR_BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _mod(q: Fraction, p: int) -> int:
+    require(q.denominator % p != 0, "floor: a rational denominator is divisible by p")
+    return q.numerator * pow(q.denominator, -1, p) % p
+
+
+def jacobian_row(model, tokens, p, tau, L):
+    """The derivatives of F(tokens) modulo p, columns head by head: W_h row-major, then v_h."""
+    d = len(tokens[-1])
+    xn = tokens[-1]
+    xm = [[_mod(x, p) for x in t] for t in tokens]
+    row = []
+    for W, v in model:
+        Wx = [sum((W[a][b] * xn[b] for b in range(d)), Fraction(0)) for a in range(d)]
+        ks = []
+        for t in tokens:
+            s = sum((t[a] * Wx[a] for a in range(d)), Fraction(0)) * L
+            require(s.denominator == 1, f"floor: L = {L} does not clear a score")
+            ks.append(s.numerator)
+        low = min(ks)
+        e = [pow(tau, k - low, p) for k in ks]
+        D = sum(e) % p
+        require(D != 0, "floor: a softmax denominator vanishes modulo p")
+        inv = pow(D, -1, p)
+        alpha = [x * inv % p for x in e]
+        vm = [_mod(x, p) for x in v]
+        f = [sum(a * b for a, b in zip(vm, t)) % p for t in xm]
+        fbar = sum(a * b for a, b in zip(alpha, f)) % p
+        n = len(tokens)
+        xbar = [sum(alpha[i] * xm[i][k] for i in range(n)) % p for k in range(d)]
+        cov = [(sum(alpha[i] * f[i] * xm[i][k] for i in range(n)) - fbar * xbar[k]) % p
+               for k in range(d)]
+        row += [cov[a] * xm[-1][b] % p for a in range(d) for b in range(d)] + xbar
+    return row
+
+
+def det_mod(M, p) -> int:
+    """Determinant modulo a prime by Gaussian elimination."""
+    A = [list(r) for r in M]
+    n, out = len(A), 1
+    for c in range(n):
+        piv = next((r for r in range(c, n) if A[r][c] % p), None)
+        if piv is None:
+            return 0
+        if piv != c:
+            A[c], A[piv] = A[piv], A[c]
+            out = -out
+        out = out * A[c][c] % p
+        inv = pow(A[c][c], -1, p)
+        for r in range(c + 1, n):
+            f = A[r][c] * inv % p
+            if f:
+                A[r] = [(a - f * b) % p for a, b in zip(A[r], A[c])]
+    return out % p
+
+
+def check_floor(c, checks=()):
+    """A non-zero P × P minor of the Jacobian modulo p certifies rank H(d² + d) (see above)."""
+    d = integer(c.get("dim"), "floor.dim")
+    require(1 <= d <= 16, "floor: dim out of range")
+    model = heads(c.get("model"), d, "floor.model")
+    H = len(model)
+    require(1 <= H <= 16, "floor: the model needs 1 to 16 heads")
+    P = H * (d * d + d)
+    require(c.get("parameters") == P, f"floor: parameters must be H(d²+d) = {P}")
+    qs = c.get("queries")
+    require(isinstance(qs, list) and 0 < len(qs) <= 20000, "floor: queries must be a list")
+    queries = []
+    for n, q in enumerate(qs):
+        require(isinstance(q, list) and 0 < len(q) <= 64, f"floor: query {n} is malformed")
+        toks = [vector(t, f"floor.queries[{n}][{k}]") for k, t in enumerate(q)]
+        require(all(len(t) == d for t in toks), f"floor: query {n} has a token not of length {d}")
+        queries.append(toks)
+    p, tau, L = (integer(c.get(k), f"floor.{k}") for k in ("p", "tau", "L"))
+    require(is_prime(p) and p > 1 << 32, "floor: p is not a prime above 2^32")
+    require(1 < tau < p - 1, "floor: τ must lie in 2 … p−2")
+    require(1 <= L <= 1 << 64, "floor: L out of range")
+    rows = c.get("rows")
+    require(isinstance(rows, list) and len(rows) == P and
+            all(isinstance(r, int) and not isinstance(r, bool) for r in rows) and
+            rows == sorted(set(rows)) and 0 <= rows[0] and rows[-1] < len(queries),
+            f"floor: rows must be {P} increasing distinct query indices")
+    M = [jacobian_row(model, queries[r], p, tau, L) for r in rows]
+    value = det_mod(M, p)
+    require(value != 0, "floor: the minor vanishes modulo p (no certificate of full rank)")
+    require(c.get("first_full") == rows[-1] + 1,
+            f"floor: first_full must be {rows[-1] + 1} (one past the last minor row)")
+    curve = c.get("curve")
+    require(isinstance(curve, list) and len(curve) == len(queries) and
+            all(isinstance(x, int) and not isinstance(x, bool) for x in curve),
+            "floor: curve must list one rank per answer")
+    below = 0
+    rowset = set(rows)
+    for k, r in enumerate(curve):
+        below += k in rowset
+        require(below <= r <= min(k + 1, P), f"floor: curve[{k}] = {r} is outside the certified "
+                f"range [{below}, {min(k + 1, P)}]")
+    return (f"floor {c.get('schedule')} d={d} H={H}: {P}×{P} minor of the Jacobian of "
+            f"{len(queries)} answers non-zero modulo a {p.bit_length()}-bit prime "
+            f"(det ≡ {value}); rank H(d²+d) = {P} reached by answer {rows[-1] + 1}")

@@ -1,0 +1,206 @@
+"""The dimension floor, certified (docs/design.md §10): the Jacobian of the answers modulo p,
+its rank profile, the claims floor and economy-count, and the stdlib checker's kinds floor and
+economy-count with the tampered certificates each must reject."""
+
+import copy
+import json
+import random
+from fractions import Fraction
+
+import pytest
+import sympy
+
+import exactattn as ea
+from exactattn.analysis import floor as F
+from proofs_checks import get_claim, run_claim
+from proofs_checks.checker import verify
+from proofs_checks.checker import Rejected
+from proofs_checks.checker import economy_count as checker_count
+from proofs_checks.checker import floor as checker_floor
+
+
+def _queries(model, schedule="economy", **kw):
+    oracle = ea.Oracle(model)
+    ea.learn_multi_head(oracle, model.dim, heads=len(model.heads), seed=0, schedule=schedule, **kw)
+    return [q for q, _ in oracle.transcript]
+
+
+def test_jacobian_formula_matches_symbolic_differentiation():
+    """The closed form ∂F/∂W = x_N·Cov_α(f, x), ∂F/∂v = x̄ against sympy's derivative of
+    F(θ) = Σ_h Σ_i e^{s_hi} v_h·x_i / Σ_j e^{s_hj}, with e^{k/L} ↦ τ^k modulo p afterwards."""
+    d, H = 2, 2
+    model = ea.random_multi_head(d, H, seed=3)
+    queries = [[[1, 2], [3, -1], [0, 1]], [[2, 2], [-1, 1]]]
+    L = F.score_denominator(model, queries)
+    p, tau = 1000003, 12345
+    rows = F.jacobian_mod_p(model, queries, p, tau, L)
+    Ws = [[[sympy.Symbol(f"W{h}{i}{j}") for j in range(d)] for i in range(d)] for h in range(H)]
+    vs = [[sympy.Symbol(f"v{h}{i}") for i in range(d)] for h in range(H)]
+    params = [s for h in range(H) for s in [x for r in Ws[h] for x in r] + vs[h]]
+    at = {}
+    for h, head in enumerate(model.heads):
+        for i in range(d):
+            at[vs[h][i]] = sympy.Rational(head.v[i].numerator, head.v[i].denominator)
+            for j in range(d):
+                w = head.W[i][j]
+                at[Ws[h][i][j]] = sympy.Rational(w.numerator, w.denominator)
+    t = sympy.Symbol("t")
+    for q, row in zip(queries, rows):
+        xn = q[-1]
+        Fx = 0
+        for h in range(H):
+            s = [sum(x[i] * Ws[h][i][j] * xn[j] for i in range(d) for j in range(d)) for x in q]
+            f = [sum(vs[h][i] * x[i] for i in range(d)) for x in q]
+            Fx += sum(sympy.exp(si) * fi for si, fi in zip(s, f)) / sum(sympy.exp(si) for si in s)
+        for col, theta in enumerate(params):
+            e = sympy.diff(Fx, theta).subs(at)
+            e = e.replace(sympy.exp, lambda a: t ** (a * L))
+            num, den = sympy.fraction(sympy.together(e))
+            val = lambda P: int(sympy.Poly(sympy.expand(P * t ** 64), t).eval(tau)) % p  # noqa: E731
+            assert row[col] == val(num) * pow(val(den), -1, p) % p
+
+
+def test_full_rank_needs_the_floor_many_answers():
+    model = ea.random_multi_head(2, 2, seed=1)
+    qs = _queries(model)
+    P = F.dimension_floor(2, 2)
+    p, tau, L, prof, rows = F.certify_full_rank(model, qs, random.Random(0))
+    assert prof.rank == P == len(rows) and prof.first_full() == rows[-1] + 1
+    assert all(prof.curve[k] <= k + 1 for k in range(len(qs)))
+    short = F.certify_full_rank(model, qs[: P - 1], random.Random(0))[3]
+    assert short.rank < P                       # fewer answers than parameters: rank deficit
+
+
+def test_p1_schedule_sits_exactly_on_the_floor():
+    model = ea.random_multi_head(3, 1, seed=2)
+    oracle = ea.Oracle(model)
+    ea.learn_single_head(oracle, 3)
+    prof = F.certify_full_rank(model, [q for q, _ in oracle.transcript], random.Random(1))[3]
+    assert prof.rank == 12 == len(oracle.transcript)
+
+
+@pytest.fixture(scope="module")
+def floor_cert():
+    claim = get_claim("floor")
+    out = run_claim(claim, quick=True)
+    assert out.status == "ok", out.verdict.details
+    return json.loads(json.dumps(out.verdict.certificate))
+
+
+def test_floor_claim_quick_and_its_certificate_verifies(floor_cert):
+    findings = verify(floor_cert)
+    assert findings and all("non-zero modulo" in f for f in findings)
+
+
+def _floor_check(cert):
+    return next(c for c in cert["checks"] if c["kind"] == "floor" and c["schedule"] == "economy")
+
+
+@pytest.mark.parametrize("tamper, message", [
+    ("duplicate-query", "minor vanishes"),
+    ("composite-p", "not a prime"),
+    ("parameters", "H\\(d²\\+d\\)"),
+    ("curve", "certified range"),
+    ("first-full", "first_full"),
+    ("L", "does not clear"),
+    ("tau", "τ must lie"),
+    ("rows", "increasing distinct"),
+])
+def test_floor_checker_rejects_tampering(floor_cert, tamper, message):
+    c = copy.deepcopy(_floor_check(floor_cert))
+    if tamper == "duplicate-query":       # a row pointing at a copy of another row's query
+        c["queries"][c["rows"][1]] = copy.deepcopy(c["queries"][c["rows"][0]])
+    elif tamper == "composite-p":
+        c["p"] = c["p"] * 3
+    elif tamper == "parameters":
+        c["parameters"] -= 1
+    elif tamper == "curve":
+        c["curve"][0] = 2
+    elif tamper == "first-full":
+        c["first_full"] -= 1
+    elif tamper == "L":
+        c["L"] = 1
+    elif tamper == "tau":
+        c["tau"] = c["p"]
+    elif tamper == "rows":
+        c["rows"] = c["rows"][:-1] + [c["rows"][-2]]
+    with pytest.raises(Rejected, match=message):
+        checker_floor.check_floor(c)
+
+
+def test_floor_checker_determinant_is_a_determinant():
+    p = 1000003
+    assert checker_floor.det_mod([[2, 3], [4, 6]], p) == 0
+    assert checker_floor.det_mod([[0, 1], [1, 0]], p) == p - 1
+    assert checker_floor.is_prime(p) and not checker_floor.is_prime(p * 7)
+
+
+def test_floor_checker_rows_agree_with_the_library():
+    model = ea.random_multi_head(2, 2, seed=4)
+    qs = _queries(model)
+    p, tau = F.random_prime_63(random.Random(3)), 99991
+    L = F.score_denominator(model, qs)
+    lib = F.jacobian_mod_p(model, qs, p, tau, L)
+    heads = [(tuple(tuple(r) for r in h.W), tuple(h.v)) for h in model.heads]
+    for q, row in zip(qs, lib):
+        toks = [[Fraction(x) for x in t] for t in q]
+        assert checker_floor.jacobian_row(heads, toks, p, tau, L) == row
+
+
+# ------------------------------------------------------------------ economy-count
+@pytest.fixture(scope="module")
+def count_cert():
+    out = run_claim(get_claim("economy-count"), quick=True)
+    assert out.status == "ok", out.verdict.details
+    return json.loads(json.dumps(out.verdict.certificate))
+
+
+def test_economy_count_certificate_verifies(count_cert):
+    assert len(verify(count_cert)) == len(count_cert["checks"])
+
+
+@pytest.mark.parametrize("tamper", ["measured", "samples", "total", "params"])
+def test_economy_count_checker_rejects_tampering(count_cert, tamper):
+    c = copy.deepcopy(count_cert["checks"][2])
+    if tamper == "measured":
+        c["measured"]["pair"] -= 1
+    elif tamper == "samples":
+        b = next(b for b in c["blocks"] if b["name"] == "pair")
+        b["samples"] = [[0, 0, 0, "2"]]
+    elif tamper == "total":
+        c["queries"] -= 1
+    elif tamper == "params":
+        c["params"]["H"] += 1
+    with pytest.raises(Rejected):
+        checker_count.check_economy_count(c)
+
+
+def test_economy_count_checker_catches_a_wrong_structure_copy(count_cert, monkeypatch):
+    """Planted bug in the checker's own copy (pairs with 2 samples): its sum is no longer the
+    closed form, and the certificate's structure no longer matches it."""
+    real = checker_count.blocks
+
+    def wrong(variant, path, matching=True):
+        out = real(variant, path, matching)
+        if "pair" in out:
+            m, _, length = out["pair"]
+            out["pair"] = (m, checker_count._p((2, 0, 0, 0)), length)
+        return out
+    monkeypatch.setattr(checker_count, "blocks", wrong)
+    with pytest.raises(Rejected):
+        checker_count.check_economy_count(count_cert["checks"][0])
+
+
+def test_economy_prob1_quick_holds():
+    out = run_claim(get_claim("economy-prob1"), quick=True)
+    assert out.status == "ok", out.verdict.details
+    assert any("0 wrong models" in d for d in out.verdict.details)
+
+
+def test_economy_bad_set_refuses_a_direction_that_does_not_see_its_head():
+    from exactattn.analysis.economy_genericity import economy_bad_set_polynomials
+    model = ea.random_multi_head(2, 2, seed=1)
+    heads = [(h.W, h.v) for h in model.heads]
+    blind = [[-heads[0][1][1], heads[0][1][0]], [1, 0]]      # v_1·b_1 = 0: the pair residue dies
+    with pytest.raises(ValueError, match="identically zero"):
+        economy_bad_set_polynomials(heads, 2, [blind[0], [0, 0]])

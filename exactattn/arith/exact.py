@@ -17,7 +17,7 @@ from flint import fmpq, fmpq_mat
 from ..errors import SingularSystem
 from .numbers import to_rational
 from .base import Backend
-from .expfield import ExpElement, exp_rational, poly
+from .expfield import ExpElement, check_product, exp_rational, poly
 
 __all__ = ["ExactBackend"]
 
@@ -114,7 +114,7 @@ class ExactBackend(Backend):
             for q in scores:
                 L = lcm(L, int(q.q))
             per_head.append((scores, [a[i, 0] for i in range(n)]))
-        num, den = poly({}), poly({0: 1})
+        parts = []
         for scores, values in per_head:
             ks = [int(q * L) for q in scores]
             low = min(ks)
@@ -122,7 +122,13 @@ class ExactBackend(Backend):
             for k, a, mu in zip(ks, values, mult):
                 hn[k - low] = hn.get(k - low, 0) + mu * a
                 hd[k - low] = hd.get(k - low, 0) + mu
-            hnum, hden = poly(hn), poly(hd)
+            parts.append((poly(hn), poly(hd)))
+        # the expanded answer has up to Π_h (terms of head h) terms: refuse before FLINT is
+        # asked for more than it can allocate (an abort, not an exception)
+        check_product(*(len(hd) for _, hd in parts),
+                      span=sum(int(hd.degrees()[0]) for _, hd in parts), what="this answer")
+        num, den = poly({}), poly({0: 1})
+        for hnum, hden in parts:
             num, den = num * hden + hnum * den, den * hden
         return ExpElement(num, den, L)
 

@@ -36,7 +36,11 @@ def poly_eval(coeffs, m, field):
 
 
 def solve_linear(field, A, b):
-    """Gaussian elimination with the field's pivot rule; None if singular."""
+    """Gaussian elimination with the field's pivot rule; None if singular.  A field with an
+    exact solver of its own (F_p: ``PrimeField.solve``, in python-flint) uses it."""
+    own = getattr(field, "solve", None)
+    if own is not None:
+        return own(A, b)
     n = len(A)
     M = [list(row) + [bi] for row, bi in zip(A, b)]
     for col in range(n):

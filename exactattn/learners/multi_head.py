@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 from ..arith.modular import BadReduction
 from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, InvisibleHead,
@@ -30,14 +31,14 @@ from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, In
 from .interpolation import solve_family
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
-from .engines import make_engine
+from .cost import check_budget, estimate_multi_head
+from .engines import PRIME_BITS, ExponentsTooLarge, make_engine, prime_sizes
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
 __all__ = ["learn_multi_head", "DEFAULT_BOX"]
 
 DEFAULT_BOX = 1000
-_PRIME_BITS = (62, 127, 255, 511)
 
 
 # ---------------------------------------------------------------------- set-up
@@ -232,7 +233,7 @@ def _certify(model, transcript, be, progress=_silent):
 # ---------------------------------------------------------------------- public API
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None):
+                     progress=None, force=False):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -245,7 +246,10 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a
     named :class:`LearningFailure` when the answer cannot be certified.  ``progress``, if
     given, is called as ``progress(stage, done, total)`` with stage "queries" or
-    "certification".
+    "certification".  Before the first query the run's cost is estimated
+    (:mod:`.cost`) and refused with :class:`~exactattn.learners.cost.CostExceeded` above the
+    budget unless ``force=True``; on the exact backend the estimate is redone from the
+    first copy-count answer's actual size.
     """
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
@@ -257,12 +261,13 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     box = DEFAULT_BOX if box is None else box
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
+    check_budget(estimate_multi_head(dim, H0, be.name), force)
     rng = random.Random(seed)
     start, start_queries = time.perf_counter(), orc.queries
     failures = []
     for attempt in range(1, max_attempts + 1):
         try:
-            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent)
+            result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent, force)
         except LearningFailure as e:
             if not be.exact and e.args and "precision" not in e.args[0]:
                 e.args = (e.args[0] + f" (on the {be.name} backend this can be loss of "
@@ -285,62 +290,125 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         return result
 
 
-def _attempt(orc, d, H0, be, rng, box, certify, progress):
+def _attempt(orc, d, H0, be, rng, box, certify, progress, force=False):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
     try:
         _check_bases(be, U, X)
-        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress)
+        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, force)
     except LearningFailure as e:
         e.details.setdefault("U", U)
         e.details.setdefault("X", X)
         raise
 
 
-def _run(orc, schedule, be, rng, certify, progress):
-    """Ask the schedule, recover, certify (steps 2–6 of the module docstring)."""
+def _run(orc, schedule, be, rng, certify, progress, force=False):
+    """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries
+    are generated one at a time (the schedule is lazy)."""
     d, H0, U, X = schedule.d, schedule.H0, schedule.U, schedule.X
     first = len(orc.transcript)
-    queries = list(schedule.queries())
-    answers = []
-    for q in queries:
+    total, longest, answers = schedule.count, 0, []
+    for q in schedule.queries():
         answers.append(orc(q))
-        progress("queries", len(answers), len(queries))
+        longest = max(longest, len(q))
+        progress("queries", len(answers), total)
+        if len(answers) == 2 and be.name == "exact":
+            _check_observed(answers[1], d, H0, force)
     transcript = orc.transcript[first:] if orc.record else None
+    if certify and transcript is None:
+        raise ValueError("certification needs the oracle's transcript (record=True)")
     close = _Close(be)
     engine_rng = random.Random(rng.getrandbits(64))
-    cert = None
-    for bits in (_PRIME_BITS if be.name == "exact" else (None,)):
-        engine = make_engine(be, answers, engine_rng, bits or 127, 2 * H0 + 1)
-        try:
-            heads, v = _recover(schedule, answers, engine, be, H0, close)
-        except BadReduction:
-            continue
-        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
-        if not certify:
-            break
-        if transcript is None:
-            raise ValueError("certification needs the oracle's transcript (record=True)")
-        cert = _certify(model, transcript, be, progress)
-        cert.update(engine.describe())
-        if cert["certified"] is False:
-            continue  # a modular mishap: retry with a larger prime, no new queries
-        if cert["certified"] is None and cert["max_relative_residual"] > _cert_tolerance(be):
-            raise CertificationFailed(
-                f"the recovered model misses a transcript answer by a relative "
-                f"{cert['max_relative_residual']} (> {_cert_tolerance(be)})", **cert)
-        break
+    if be.name == "exact":
+        model, v, engine, cert = _modular(schedule, answers, be, engine_rng, close, certify,
+                                          transcript, progress)
     else:
-        raise CertificationFailed("the recovered model does not reproduce the transcript exactly "
-                                  "at any prime size: the oracle is not attention with "
-                                  f"≤ {H0} heads on these queries", **(cert or {}))
+        engine = make_engine(be, answers, engine_rng, 127, 2 * H0 + 1)
+        heads, v = _recover(schedule, answers, engine, be, H0, close)
+        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
+        cert = None
+        if certify:
+            cert = _certify(model, transcript, be, progress)
+            cert.update(engine.describe())
+            if cert["max_relative_residual"] > _cert_tolerance(be):
+                raise CertificationFailed(
+                    f"the recovered model misses a transcript answer by a relative "
+                    f"{cert['max_relative_residual']} (> {_cert_tolerance(be)})", **cert)
     return LearnResult(
         algorithm="multi-head", dim=d, backend=be.name,
-        heads=[(h.W, h.v) for h in model.heads], queries=0, max_length=max(len(q) for q in queries),
+        heads=[(h.W, h.v) for h in model.heads], queries=0, max_length=longest,
         expected_queries=published_count(d, H0), expected_max_length=published_max_length(H0),
         transcript=transcript or [], certificate=cert if be.name == "exact" else None,
         extra={"U": U, "X": X, "H0": H0, "v": v, "engine": engine.describe(),
                "certification": cert})
+
+
+def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
+    """Steps 3–6 on the exact backend, up the ladder of prime sizes (docs/design.md §2 fast
+    exact): every failure of a run in F_p — a BadReduction or any LearningFailure the F_p
+    computation raises (a pivot or pole difference vanishing mod p, a discrete log outside
+    its window, a wrong reconstruction caught by the v-sum check) — and every failed exact
+    certification is retried at the next size on the same answers (no new queries).  A
+    failure is named only when every size has failed; it carries the sizes tried.  The
+    first size trusts the images' cache of exponent sets (cheaper); the others verify it."""
+    H0 = schedule.H0
+    sizes = prime_sizes(answers)
+    if not sizes:
+        raise ExponentsTooLarge(
+            f"the answers' exponent span (about 2^{_window_bits(answers)}) is beyond the "
+            f"largest prime of the modular ladder ({PRIME_BITS[-1]} bits)",
+            largest_prime_bits=PRIME_BITS[-1])
+    tried, last = [], None
+    for n, bits in enumerate(sizes):
+        try:
+            engine = make_engine(be, answers, rng, bits, 2 * H0 + 1,
+                                 verify=n > 0 or not certify)
+            heads, v = _recover(schedule, answers, engine, be, H0, close)
+        except (BadReduction, LearningFailure) as e:
+            tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),
+                          "message": str(e)})
+            last = e
+            continue
+        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
+        cert = None
+        if certify:
+            cert = _certify(model, transcript, be, progress)
+            if not cert["certified"]:
+                tried.append({"prime_bits": bits, "outcome": "certification-failed",
+                              "first_mismatch": cert["first_mismatch"]})
+                last = CertificationFailed(
+                    "the recovered model does not reproduce the transcript exactly at any "
+                    f"prime size: the oracle is not attention with ≤ {H0} heads on these "
+                    "queries", **cert)
+                continue
+            cert.update(engine.describe())
+        tried.append({"prime_bits": bits, "outcome": "ok"})
+        if cert is not None:
+            cert["prime_sizes_tried"] = [t["prime_bits"] for t in tried]
+        return model, v, engine, cert
+    if not isinstance(last, LearningFailure):
+        last = CertificationFailed(f"the modular reduction failed at every prime size "
+                                   f"({', '.join(str(b) for b in sizes)} bits): {last}")
+    last.details["prime_sizes_tried"] = tried
+    raise last
+
+
+def _check_observed(answer, d, H0, force):
+    """The cost estimate redone from a real copy-count answer (its terms and exponents)."""
+    from ..arith.expfield import ExpElement
+    if not isinstance(answer, ExpElement):
+        return
+    terms = len(answer.num) + len(answer.den)
+    bits = max(1, answer.exponent_span().bit_length())
+    est = estimate_multi_head(d, H0, "exact", bits)
+    check_budget(replace(est, terms_per_answer=terms,
+                         bytes=est.bytes // est.terms_per_answer * terms,
+                         seconds=est.seconds / est.terms_per_answer * terms), force)
+
+
+def _window_bits(answers) -> int:
+    from .engines import _window
+    return _window(answers)[1].bit_length()
 
 
 def _cert_tolerance(be):

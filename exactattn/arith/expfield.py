@@ -120,6 +120,11 @@ def _high(p) -> int:
     return int(p.degrees()[0])
 
 
+def _gcd(p, q):
+    """The one place a polynomial gcd is computed (only below REDUCE_SPAN, see reduce)."""
+    return p.gcd(q)
+
+
 def _guard(p, q):
     """TooLarge before FLINT multiplies p·q when the product could exceed MAX_TERMS."""
     if len(p) * len(q) > MAX_TERMS and not p.is_zero() and not q.is_zero():
@@ -199,7 +204,7 @@ class ExpElement:
         num, den = self.num, self.den
         full = self.reducible()
         if full:
-            g = num.gcd(den)
+            g = _gcd(num, den)
             if g.is_zero():  # cannot happen below REDUCE_SPAN; never divide by it
                 full = False
             elif not g.is_one():

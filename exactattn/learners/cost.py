@@ -10,7 +10,7 @@ the entries (L is the lcm of the scores' denominators).  The P2 schedule asks
 certifies against).  :func:`estimate_multi_head` and :func:`estimate_answer` turn that into
 memory and time; :func:`check_budget` refuses, with the estimate in one line, a run above the
 budget unless ``force`` is given — and refuses even then an answer larger than what FLINT
-can allocate (``MAX_TERMS``: a failed allocation there aborts the process).
+can allocate (``expfield.MAX_TERMS``: a failed allocation there aborts the process).
 
 The time model is a rate measured on the reference machine (2 cores): about
 ``SECONDS_PER_TERM`` per answer term over a whole certified run (oracle, learner and
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
 
-from ..arith.expfield import MAX_TERMS
+from ..arith import expfield
 from .schedule import published_count, published_max_length
 
 __all__ = ["CostEstimate", "CostExceeded", "Budget", "DEFAULT_BUDGET", "estimate_multi_head",
@@ -122,15 +122,16 @@ def estimate_answer(model, tokens):
                         terms * _term_bytes(bits), terms * SECONDS_PER_TERM / 3)
 
 
-def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget = DEFAULT_BUDGET):
+def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None):
     """Raise CostExceeded (one line: the estimate, the budget and the way out) when the
-    estimate is above the budget and ``force`` is not given; an answer beyond FLINT's
+    estimate is above the budget (default DEFAULT_BUDGET) and ``force`` is not given; an answer beyond FLINT's
     allocation limit is refused even with ``force``."""
-    if estimate.terms_per_answer > MAX_TERMS:
+    if estimate.terms_per_answer > expfield.MAX_TERMS:
         raise CostExceeded(f"refused: {estimate.summary()}; one answer exceeds the "
-                           f"{_num(MAX_TERMS)}-term limit of exact arithmetic (use --backend mp)")
+                           f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic (use --backend mp)")
     if force:
         return estimate
+    budget = DEFAULT_BUDGET if budget is None else budget
     over = estimate.bytes > budget.bytes or estimate.seconds > budget.seconds
     if over:
         raise CostExceeded(f"refused: {estimate.summary()}, above the budget of "

@@ -18,7 +18,8 @@ from ..arith.modular import BadReduction, ModularImage, random_prime
 from ..errors import LearningFailure, NotAttention
 
 __all__ = ["ModularEngine", "RealEngine", "make_engine", "PRIME_BITS", "prime_sizes",
-           "ladder_prime", "ExponentsTooLarge"]
+           "ladder_prime", "ExponentsTooLarge",
+           "exponent_window"]
 
 
 class ExponentsTooLarge(LearningFailure):
@@ -44,11 +45,17 @@ def ladder_prime(bits: int):
     return _PRIMES[bits]
 
 
-def prime_sizes(answers, sizes=PRIME_BITS):
-    """The ladder sizes able to read every pole exponent back: a discrete log is unique
-    only when p − 1 > 2·window (window = the answers' largest exponent span)."""
-    window = _window(answers)[1]
-    return tuple(b for b in sizes if 1 << (b - 1) > 2 * window + 1)
+def prime_sizes(answers, sizes=None, window=None):
+    """The ladder sizes (default PRIME_BITS) able to read every pole exponent back: a
+    discrete log is unique only when p − 1 > 2·window (the answers' largest exponent span)."""
+    window = (window or _window(answers))[1]
+    return tuple(b for b in (PRIME_BITS if sizes is None else sizes)
+                 if 1 << (b - 1) > 2 * window + 1)
+
+
+def exponent_window(answers):
+    """(L*, W): the common L of the answers and their largest exponent span + 1."""
+    return _window(answers)
 
 
 def _window(answers):
@@ -67,9 +74,9 @@ class ModularEngine:
     their cache of exponent sets (see :mod:`exactattn.arith.modular`)."""
 
     def __init__(self, answers, bits: int, rng: random.Random, samples_per_family: int = 3,
-                 verify: bool = True):
+                 verify: bool = True, window=None):
         elems = [a for a in answers if isinstance(a, ExpElement)]
-        self.L, self.window = _window(elems)
+        self.L, self.window = window or _window(elems)
         self.bits = bits
         p, factors = ladder_prime(bits)
         if p - 1 <= 2 * self.window:
@@ -78,7 +85,8 @@ class ModularEngine:
         self.field = PrimeField(p)
         self.image = ModularImage(self.field, self.L, rng, factors, verify=verify,
                                   window=self.window)
-        self.degree_total = sum(_span(e, self.L) for e in elems)
+        self._elems = elems
+        self._degree_total = None
         self.samples_per_family = samples_per_family
 
     def sample(self, answer):
@@ -117,7 +125,9 @@ class ModularEngine:
         polynomial of degree D has ≤ D roots among the p choices of τ.  (A prime dividing
         a rational denominator is not counted: it raises BadReduction.)  An unlucky τ can
         only cause a retry or a failed certification, never a wrong certified answer."""
-        return Fraction(max(1, self.degree_total) * (self.samples_per_family + 1), self.field.p)
+        if self._degree_total is None:
+            self._degree_total = sum(_span(e, self.L) for e in self._elems)
+        return Fraction(max(1, self._degree_total) * (self.samples_per_family + 1), self.field.p)
 
     def describe(self):
         return {"engine": "modular", "prime_bits": self.field.p.bit_length(), "L": self.L,
@@ -154,10 +164,11 @@ class RealEngine:
         return {"engine": self.backend.name, "tolerance": str(self.field.tolerance)}
 
 
-def make_engine(backend, answers, rng, bits=127, samples_per_family=3, verify=True):
+def make_engine(backend, answers, rng, bits=127, samples_per_family=3, verify=True,
+                window=None):
     """The engine for a backend: modular images for exact, the reals otherwise."""
     if backend.name == "exact":
-        return ModularEngine(answers, bits, rng, samples_per_family, verify)
+        return ModularEngine(answers, bits, rng, samples_per_family, verify, window)
     if backend.name == "mp":
         return RealEngine(backend, backend.ctx.mpf(10) ** (-(backend.dps // 2)))
     return RealEngine(backend, 1e-7)

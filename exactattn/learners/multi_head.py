@@ -32,7 +32,8 @@ from .interpolation import solve_family
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
 from .cost import check_budget, estimate_multi_head
-from .engines import PRIME_BITS, ExponentsTooLarge, make_engine, prime_sizes
+from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
+                      prime_sizes)
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
@@ -352,17 +353,18 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
     failure is named only when every size has failed; it carries the sizes tried.  The
     first size trusts the images' cache of exponent sets (cheaper); the others verify it."""
     H0 = schedule.H0
-    sizes = prime_sizes(answers)
+    window = exponent_window(answers)
+    sizes = prime_sizes(answers, window=window)
     if not sizes:
         raise ExponentsTooLarge(
-            f"the answers' exponent span (about 2^{_window_bits(answers)}) is beyond the "
+            f"the answers' exponent span (about 2^{window[1].bit_length()}) is beyond the "
             f"largest prime of the modular ladder ({PRIME_BITS[-1]} bits)",
             largest_prime_bits=PRIME_BITS[-1])
     tried, last = [], None
     for n, bits in enumerate(sizes):
         try:
             engine = make_engine(be, answers, rng, bits, 2 * H0 + 1,
-                                 verify=n > 0 or not certify)
+                                 verify=n > 0 or not certify, window=window)
             heads, v = _recover(schedule, answers, engine, be, H0, close)
         except (BadReduction, LearningFailure) as e:
             tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),
@@ -385,6 +387,7 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
         tried.append({"prime_bits": bits, "outcome": "ok"})
         if cert is not None:
             cert["prime_sizes_tried"] = [t["prime_bits"] for t in tried]
+            cert["modular_attempts"] = tried
         return model, v, engine, cert
     if not isinstance(last, LearningFailure):
         last = CertificationFailed(f"the modular reduction failed at every prime size "
@@ -404,11 +407,6 @@ def _check_observed(answer, d, H0, force):
     check_budget(replace(est, terms_per_answer=terms,
                          bytes=est.bytes // est.terms_per_answer * terms,
                          seconds=est.seconds / est.terms_per_answer * terms), force)
-
-
-def _window_bits(answers) -> int:
-    from .engines import _window
-    return _window(answers)[1].bit_length()
 
 
 def _cert_tolerance(be):

@@ -26,7 +26,7 @@ QUERY = [["1/9", "1/343", "2"], ["1/81", "1/16807", "4"]]
 
 
 def _query(n):
-    """The issue's query and its longer relatives: entries with fast-growing denominators."""
+    """The reported crashing query and its longer relatives (fast-growing denominators)."""
     return [[f"1/{9 ** k}", f"1/{343 * 49 ** (k - 1)}", str(2 ** k)] for k in range(1, n + 1)]
 
 
@@ -77,7 +77,7 @@ def _mp_value(model, tokens, dps=40):
 
 
 # ---------------------------------------------------------------------- no crash: eval
-def test_eval_cli_answers_the_issue_query_without_abort(tmp_path):
+def test_eval_cli_answers_the_reported_query_without_abort(tmp_path):
     mfile, qfile = tmp_path / "m.json", tmp_path / "q.json"
     out = subprocess.run([sys.executable, "-m", "exactattn.cli", "model", "random", "--dim",
                           "3", "--heads", "2", "--seed", "1"], capture_output=True, text=True)
@@ -188,8 +188,9 @@ def test_images_match_direct_evaluation_and_verify_catches_a_stale_cache():
     b = ExpElement.from_laurent({0: 3, 20: Fraction(1, 7), 40: -2}, {0: 1, 20: 5, 40: 1}, 1)
 
     def direct(e):
-        val = lambda poly: sum(int(c.p) * pow(int(c.q), -1, p) * pow(int(img.tau), k, p)  # noqa: E731
-                               for (k,), c in zip(poly.monoms(), poly.coeffs())) % p
+        def val(poly):
+            return sum(int(c.p) * pow(int(c.q), -1, p) * pow(int(img.tau), k, p)
+                       for (k,), c in zip(poly.monoms(), poly.coeffs())) % p
         return P.ctx(val(e.num)) / P.ctx(val(e.den))
 
     img = modular.ModularImage(P, 1, rng, factors, verify=True)

@@ -78,8 +78,8 @@ def _term_bytes(exponent_bits: int) -> int:
 
 
 def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: int = 40):
-    """The P2 schedule at (d, H₀): 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1; on the exact
-    backend each answer of an ≤ H₀-head model has ≤ 2·2^H₀ terms (two distinct tokens per
+    """The P2 schedule at (d, H₀): 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1; on the
+    exact backend each answer of an ≤ H₀-head model has ≤ 2·2^H₀ terms (two distinct tokens per
     copy-count query).  ``exponent_bits`` is a guess of the exponents' size (default: the
     40 bits of rational entries with small denominators on the default query box)."""
     queries, length = published_count(d, H0), published_max_length(H0)
@@ -124,11 +124,12 @@ def estimate_answer(model, tokens):
 
 def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None):
     """Raise CostExceeded (one line: the estimate, the budget and the way out) when the
-    estimate is above the budget (default DEFAULT_BUDGET) and ``force`` is not given; an answer beyond FLINT's
-    allocation limit is refused even with ``force``."""
+    estimate is above the budget (default DEFAULT_BUDGET) and ``force`` is not given; an
+    answer beyond FLINT's allocation limit is refused even with ``force``."""
     if estimate.terms_per_answer > expfield.MAX_TERMS:
         raise CostExceeded(f"refused: {estimate.summary()}; one answer exceeds the "
-                           f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic (use --backend mp)")
+                           f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic "
+                           f"(use --backend mp)")
     if force:
         return estimate
     budget = DEFAULT_BUDGET if budget is None else budget

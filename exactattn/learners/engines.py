@@ -54,7 +54,8 @@ def prime_sizes(answers, sizes=None, window=None):
 
 
 def exponent_window(answers):
-    """(L*, W): the common L of the answers and their largest exponent span + 1."""
+    """(L*, W, S): the common L of the answers, their largest exponent span + 1 (the
+    discrete-log window) and the sum S of their spans (for the failure bound)."""
     return _window(answers)
 
 
@@ -63,7 +64,8 @@ def _window(answers):
     L = 1
     for e in elems:
         L = lcm(L, e.L)
-    return L, max((_span(e, L) for e in elems), default=0) + 1
+    spans = [_span(e, L) for e in elems]
+    return L, max(spans, default=0) + 1, sum(spans)
 
 
 class ModularEngine:
@@ -76,7 +78,7 @@ class ModularEngine:
     def __init__(self, answers, bits: int, rng: random.Random, samples_per_family: int = 3,
                  verify: bool = True, window=None):
         elems = [a for a in answers if isinstance(a, ExpElement)]
-        self.L, self.window = window or _window(elems)
+        self.L, self.window, self.degree_total = window or _window(elems)
         self.bits = bits
         p, factors = ladder_prime(bits)
         if p - 1 <= 2 * self.window:
@@ -85,8 +87,6 @@ class ModularEngine:
         self.field = PrimeField(p)
         self.image = ModularImage(self.field, self.L, rng, factors, verify=verify,
                                   window=self.window)
-        self._elems = elems
-        self._degree_total = None
         self.samples_per_family = samples_per_family
 
     def sample(self, answer):
@@ -101,7 +101,8 @@ class ModularEngine:
         return self.field.ctx(q.numerator) / self.field.ctx(q.denominator)
 
     def score(self, z) -> Fraction:
-        """log z for z = τ^k: k/L* exactly, or NotAttention if z is no power of τ in the window."""
+        """log z for z = τ^k: k/L* exactly, or NotAttention if z is no power of τ in the
+        window."""
         k = self.image.dlog(z, self.window)
         if k is None:
             raise NotAttention(
@@ -125,9 +126,7 @@ class ModularEngine:
         polynomial of degree D has ≤ D roots among the p choices of τ.  (A prime dividing
         a rational denominator is not counted: it raises BadReduction.)  An unlucky τ can
         only cause a retry or a failed certification, never a wrong certified answer."""
-        if self._degree_total is None:
-            self._degree_total = sum(_span(e, self.L) for e in self._elems)
-        return Fraction(max(1, self._degree_total) * (self.samples_per_family + 1), self.field.p)
+        return Fraction(max(1, self.degree_total) * (self.samples_per_family + 1), self.field.p)
 
     def describe(self):
         return {"engine": "modular", "prime_bits": self.field.p.bit_length(), "L": self.L,

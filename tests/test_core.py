@@ -395,3 +395,22 @@ def test_answer_estimate_bounds_the_real_size(model):
         assert max(int(y.num.degrees()[0]), int(y.den.degrees()[0])).bit_length() \
             <= est.exponent_bits + 1
     assert published_count(64, 32) == 524225
+
+
+def test_the_schedule_is_asked_lazily(monkeypatch):
+    """Queries are generated one at a time: an oracle that stops after 3 answers has seen
+    3 queries generated, not the whole schedule."""
+    from exactattn.learners import schedule as sched
+    made = {"n": 0}
+    orig = sched.Schedule.queries
+
+    def counting(self):
+        for q in orig(self):
+            made["n"] += 1
+            yield q
+    monkeypatch.setattr(sched.Schedule, "queries", counting)
+    model = ea.random_multi_head(3, 2, seed=0)
+    oracle = ea.Oracle(model, budget=3)
+    with pytest.raises(ea.errors.BudgetExceeded):
+        learn_multi_head(oracle, 3, heads=2, seed=0)
+    assert made["n"] == 4 and oracle.queries == 3   # the 4th was generated, then refused

@@ -33,8 +33,9 @@ __all__ = ["CostEstimate", "CostExceeded", "Budget", "DEFAULT_BUDGET", "estimate
 
 #: seconds per answer term over a whole certified exact run (measured at (d, H) = (16, 8))
 SECONDS_PER_TERM = 1.5e-6
-#: seconds per head × token × d² on the mp / float backends (answers are numbers)
-MP_SECONDS_PER_OP = 2e-6
+#: seconds per head × token × d² on the mp / float backends (answers are numbers; mp at 50
+#: digits takes ~7 ms per length-17 query at (16, 8))
+MP_SECONDS_PER_OP = 2e-7
 
 
 class CostExceeded(ValueError):
@@ -63,12 +64,13 @@ class CostEstimate:
     exponent_bits: int
     bytes: int
     seconds: float
+    exact: bool = True
 
     def summary(self) -> str:
+        answers = (f"exact answers of up to {_num(self.terms_per_answer)} terms (exponents of "
+                   f"~{self.exponent_bits} bits)" if self.exact else "numeric answers")
         return (f"{self.what}: {self.queries:,} quer{'y' if self.queries == 1 else 'ies'} "
-                f"of length ≤ {self.max_length}, "
-                f"exact answers of up to {_num(self.terms_per_answer)} terms "
-                f"(exponents of ~{self.exponent_bits} bits): ~{_bytes(self.bytes)}, "
+                f"of length ≤ {self.max_length}, {answers}: ~{_bytes(self.bytes)}, "
                 f"~{_secs(self.seconds)}")
 
 
@@ -86,7 +88,7 @@ def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: 
     what = f"multi-head learner at d={d}, H0={H0} ({backend})"
     if backend != "exact":
         seconds = queries * H0 * length * d * d * MP_SECONDS_PER_OP
-        return CostEstimate(what, queries, length, 1, 0, queries * 64, seconds)
+        return CostEstimate(what, queries, length, 1, 0, queries * 64, seconds, exact=False)
     terms = 2 * 2 ** H0
     total = queries * terms
     return CostEstimate(what, queries, length, terms, exponent_bits,

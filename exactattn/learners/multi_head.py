@@ -351,7 +351,8 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
     its window, a wrong reconstruction caught by the v-sum check) — and every failed exact
     certification is retried at the next size on the same answers (no new queries).  A
     failure is named only when every size has failed; it carries the sizes tried.  The
-    first size trusts the images' cache of exponent sets (cheaper); the others verify it."""
+    first size trusts the images' cache of exponent sets (cheaper) when a later size remains;
+    the others verify it, so a failure is always named from a verified run."""
     H0 = schedule.H0
     window = exponent_window(answers)
     sizes = prime_sizes(answers, window=window)
@@ -364,7 +365,8 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
     for n, bits in enumerate(sizes):
         try:
             engine = make_engine(be, answers, rng, bits, 2 * H0 + 1,
-                                 verify=n > 0 or not certify, window=window)
+                                 verify=n > 0 or n == len(sizes) - 1 or not certify,
+                                 window=window)
             heads, v = _recover(schedule, answers, engine, be, H0, close)
         except (BadReduction, LearningFailure) as e:
             tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),

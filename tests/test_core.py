@@ -414,3 +414,29 @@ def test_the_schedule_is_asked_lazily(monkeypatch):
     with pytest.raises(ea.errors.BudgetExceeded):
         learn_multi_head(oracle, 3, heads=2, seed=0)
     assert made["n"] == 4 and oracle.queries == 3   # the 4th was generated, then refused
+
+
+def _huge_denominator_model(den, d=2, H=2, seed=0):
+    rng = random.Random(seed)
+    return ea.MultiHeadAttention([
+        ([[Fraction(rng.randint(-den, den), den) for _ in range(d)] for _ in range(d)],
+         [Fraction(rng.randint(1, 5), 2) for _ in range(d)]) for _ in range(H)])
+
+
+@pytest.mark.parametrize("den", [10 ** 9 + 7, 10 ** 30 + 57, 10 ** 100 + 267])
+def test_entries_with_huge_denominators_are_learned(den):
+    """Exponents k = L·score of 10^15…10^106: no power table is built for them (modular
+    exponentiation), the ladder starts at a prime that holds the window, and the result
+    is certified exactly (these were MemoryError / OverflowError / minute-long stalls)."""
+    model = _huge_denominator_model(den)
+    res = learn_multi_head(ea.Oracle(model), 2, heads=2, seed=1)
+    assert res.model.head_set() == model.head_set()
+    first = res.certificate["prime_sizes_tried"][0]
+    assert 1 << (first - 1) > 2 * res.certificate["dlog_window"] + 1
+
+
+def test_exponents_beyond_every_prime_are_a_named_failure(monkeypatch):
+    monkeypatch.setattr(engines, "PRIME_BITS", (62,))
+    with pytest.raises(engines.ExponentsTooLarge) as e:
+        learn_multi_head(ea.Oracle(_huge_denominator_model(10 ** 30 + 57)), 2, heads=2, seed=1)
+    assert e.value.reason == "exponents-too-large"

@@ -307,10 +307,14 @@ def test_low_rank_given_too_small_is_a_promise_not_a_check():
     """A given rank below the true rank is a promise the skeleton cannot test: the result is
     consistent with every answer asked but not the model; revealing the rank gets it right."""
     model = low_rank_model(4, 2, 2, seed=5)
-    res = learn_multi_head(ea.Oracle(model), 4, heads=2, rank=1, seed=1)
-    assert res.model.head_set() != model.canonical().head_set()
-    assert res.certificate["certified"] is True      # consistent with its own transcript
-    res = learn_multi_head(ea.Oracle(model), 4, heads=2, seed=1, schedule="low-rank")
+    try:
+        res = learn_multi_head(ea.Oracle(model), 4, heads=2, rank=1, seed=1)
+    except ea.LearningFailure as e:                  # a degeneracy the skeleton can see
+        assert e.reason in ("singular-basis", "not-attention", "certification-failed")
+    else:
+        assert res.model.head_set() != model.canonical().head_set()
+        assert res.certificate["certified"] is True  # consistent with its own transcript
+    res = learn_multi_head(ea.Oracle(model), 4, heads=2, seed=1, schedule="low-rank", resample=True)
     assert res.model.head_set() == model.canonical().head_set() and res.extra["ranks"] == [2, 2]
 
 

@@ -10,14 +10,14 @@ is exact.
 from __future__ import annotations
 
 from fractions import Fraction
-from math import lcm
+from math import gcd
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from ..errors import SingularSystem
 from .numbers import to_rational
 from .base import Backend
-from .expfield import ExpElement, exp_rational, poly
+from .expfield import ExpElement, check_product, exp_rational, poly
 
 __all__ = ["ExactBackend"]
 
@@ -28,6 +28,28 @@ def _fmpq(x: Fraction) -> fmpq:
 
 def _frac(q: fmpq) -> Fraction:
     return Fraction(int(q.p), int(q.q))
+
+
+_STACKS = {}
+
+
+def _stacked(heads):
+    """The heads as two integer matrices with common denominators, cached per tuple of
+    prepared heads (the cache keeps them alive, so ids are not reused): [W_1ᵀ | … | W_Hᵀ]
+    (d × Hd) over D_W and (v_1 … v_H) (d × H) over D_v — one integer product per query
+    instead of two rational ones per head."""
+    key = tuple(id(W) for W, _ in heads)
+    hit = _STACKS.get(key)
+    if hit is not None and all(a is W for a, (W, _) in zip(hit[0], heads)):
+        return hit[1]
+    d, H = heads[0][0].nrows(), len(heads)
+    WT = fmpq_mat(d, H * d, [W[a, b] for b in range(d) for W, _ in heads for a in range(d)])
+    V = fmpq_mat(d, H, [v[i, 0] for i in range(d) for _, v in heads])
+    stacked = (*WT.numer_denom(), *V.numer_denom())
+    if len(_STACKS) > 64:
+        _STACKS.clear()
+    _STACKS[key] = ([W for W, _ in heads], stacked)
+    return stacked
 
 
 class ExactBackend(Backend):
@@ -81,19 +103,21 @@ class ExactBackend(Backend):
 
     def tokens(self, tokens):
         """Token entries as exact rationals: Python ints stay ints (fast to hash and to
-        load into flint), everything else becomes a Fraction; errors name the entry."""
-        out = []
+        load into flint), everything else becomes a Fraction; errors name the entry.
+        Repeated tokens (the copy-count queries) are converted once."""
+        out, seen = [], {}
         for n, tok in enumerate(tokens):
-            row = []
-            for i, x in enumerate(tok):
-                tx = type(x)
-                if tx is not int:
-                    x = self.scalar(x, f"token {n}, entry {i}")
-                    if x.denominator == 1:
-                        x = x.numerator
-                row.append(x)
-            out.append(row)
+            key = tuple(tok)
+            row = seen.get(key)
+            if row is None:
+                row = [x if type(x) is int else self._entry(x, n, i) for i, x in enumerate(key)]
+                seen[key] = row
+            out.append(list(row))
         return out
+
+    def _entry(self, x, n, i):
+        x = self.scalar(x, f"token {n}, entry {i}")
+        return x.numerator if x.denominator == 1 else x
 
     def attention(self, prepared, heads) -> ExpElement:
         """Σ_h Σ_i softmax(X W_h x_N)_i · v_h·x_i exactly in Q(t) (docs/design.md §1–2).
@@ -103,26 +127,34 @@ class ExactBackend(Backend):
         num·den_h + num_h·den over den·den_h — an order-independent expansion, so two models
         with the same heads give identical (num, den) and equality is cheap."""
         X, mult = prepared
-        n = X.nrows()
-        xN = fmpq_mat(X.ncols(), 1, [X[n - 1, j] for j in range(X.ncols())])
-        per_head = []
-        L = 1
-        for W, v in heads:
-            s = X * (W * xN)
-            a = X * v
-            scores = [s[i, 0] for i in range(n)]
-            for q in scores:
-                L = lcm(L, int(q.q))
-            per_head.append((scores, [a[i, 0] for i in range(n)]))
-        num, den = poly({}), poly({0: 1})
-        for scores, values in per_head:
-            ks = [int(q * L) for q in scores]
+        n, d, H = X.nrows(), X.ncols(), len(heads)
+        WTz, Dw, Vz, Dv = _stacked(heads)
+        Xz, Dx = X.numer_denom()
+        xN = fmpz_mat(1, d, [Xz[n - 1, j] for j in range(d)])
+        # row h of M: (W_h x_N)ᵀ (times Dx·Dw); scores Sᵀ = M Xᵀ (times D = Dx²·Dw)
+        M = fmpz_mat(H, d, (xN * WTz).entries())
+        S = [int(q) for q in (M * Xz.transpose()).entries()]   # head-major: h·n + i
+        A = (Xz * Vz).entries()                                  # token-major: i·H + h
+        D = int(Dx) ** 2 * int(Dw)
+        g = D
+        for q in S:
+            g = gcd(g, q)
+        L, Da = D // g, int(Dx) * int(Dv)
+        per_head = [([q // g for q in S[h * n:(h + 1) * n]], A[h::H]) for h in range(H)]
+        parts = []
+        for ks, values in per_head:
             low = min(ks)
             hn, hd = {}, {}
             for k, a, mu in zip(ks, values, mult):
                 hn[k - low] = hn.get(k - low, 0) + mu * a
                 hd[k - low] = hd.get(k - low, 0) + mu
-            hnum, hden = poly(hn), poly(hd)
+            parts.append((poly({k: fmpq(c, Da) for k, c in hn.items()}), poly(hd)))
+        # the expanded answer has up to Π_h (terms of head h) terms: refuse before FLINT is
+        # asked for more than it can allocate (an abort, not an exception)
+        check_product(*(len(hd) for _, hd in parts),
+                      span=sum(int(hd.degrees()[0]) for _, hd in parts), what="this answer")
+        num, den = poly({}), poly({0: 1})
+        for hnum, hden in parts:
             num, den = num * hden + hnum * den, den * hden
         return ExpElement(num, den, L)
 

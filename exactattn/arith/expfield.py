@@ -15,9 +15,14 @@ are lifted to the least common multiple (t_old = t_new^(L_new/L_old)).
 Small arithmetic results are *reduced* (gcd removed, monic denominator, smallest L), a
 canonical form; large ones (more than SMALL_TERMS terms, or exponents spanning more than
 REDUCE_SPAN) and the models' fast evaluation
-path stay unreduced, since a gcd of large sparse polynomials can cost seconds.  Equality
-never depends on reduction: it compares numerators over equal denominators or
-cross-multiplies.  Order and sign are decided by certified ball
+path stay unreduced, since a gcd of large sparse polynomials can cost seconds — and beyond
+REDUCE_SPAN python-flint's gcd allocates densely (an abort of the process) or overflows (a
+zero gcd), so no gcd is ever computed there: :meth:`ExpElement.reduce` then only
+normalises (t-powers stripped, monic denominator, L lowered by the exponents' gcd) and the
+element stays unreduced.  Equality never depends on reduction: it compares numerators over
+equal denominators or cross-multiplies.  No product whose size bound exceeds MAX_TERMS
+terms is handed to FLINT (it would abort the process on a failed allocation):
+:class:`TooLarge` is raised instead.  Order and sign are decided by certified ball
 arithmetic (arb) at t = e^{1/L}: a nonzero element is nonzero at a transcendental t,
 so raising the precision always terminates.  No floating-point number is used to
 decide anything here.
@@ -31,7 +36,10 @@ from math import gcd
 import flint
 from flint import fmpq, fmpq_mpoly_ctx, fmpq_poly, fmpz
 
-__all__ = ["ExpElement", "as_fmpq", "exp_rational", "R"]
+from ..errors import ExactAttnError
+
+__all__ = ["ExpElement", "as_fmpq", "exp_rational", "R", "TooLarge", "MAX_TERMS",
+           "check_product"]
 
 #: Q[t] as *sparse* polynomials (python-flint fmpq_mpoly in one variable): attention outputs
 #: have few terms but exponents k = L·score that can reach 10^12 for large query boxes.
@@ -46,6 +54,27 @@ SMALL_TERMS = 48
 #: ... and whose exponent span is at most this: the gcd cost grows with the degree, not only
 #: with the number of terms (two 4-term elements with exponents ~10^10 take ~1 s, ~10^12 hang).
 REDUCE_SPAN = 1 << 16
+#: the largest polynomial (in terms) handed to FLINT: about 4 GB of exponents and coefficients.
+MAX_TERMS = 1 << 27
+
+
+class TooLarge(ExactAttnError, MemoryError):
+    """An exact computation in Q(t) would exceed MAX_TERMS terms (docs/design.md §2): refused
+    before FLINT is called, since a failed allocation there aborts the process."""
+
+
+def check_product(*sizes, span=None, what="a product"):
+    """Raise TooLarge when a product of polynomials with these numbers of terms may exceed
+    MAX_TERMS terms; ``span`` (the product's exponent span) caps the count for dense ones."""
+    bound = 1
+    for n in sizes:
+        bound *= max(1, n)
+    if span is not None:
+        bound = min(bound, span + 1)
+    if bound > MAX_TERMS:
+        raise TooLarge(f"{what} in Q(t) would have up to {bound:.3g} terms (limit "
+                       f"{MAX_TERMS:.3g}); use the mp backend for such sizes")
+    return bound
 
 
 def as_fmpq(q) -> fmpq:
@@ -89,6 +118,17 @@ def _low(p) -> int:
 
 def _high(p) -> int:
     return int(p.degrees()[0])
+
+
+def _gcd(p, q):
+    """The one place a polynomial gcd is computed (only below REDUCE_SPAN, see reduce)."""
+    return p.gcd(q)
+
+
+def _guard(p, q):
+    """TooLarge before FLINT multiplies p·q when the product could exceed MAX_TERMS."""
+    if len(p) * len(q) > MAX_TERMS and not p.is_zero() and not q.is_zero():
+        check_product(len(p), len(q), span=_high(p) - _low(p) + _high(q) - _low(q))
 
 
 def _monomial(k: int):
@@ -145,14 +185,30 @@ class ExpElement:
             self.den = poly({e - k: c for e, c in terms(self.den)})
         return self
 
+    def reducible(self) -> bool:
+        """True when the gcd of numerator and denominator is affordable and safe to compute
+        (exponent span ≤ REDUCE_SPAN)."""
+        return self._reduced or self.exponent_span() <= REDUCE_SPAN
+
+    @property
+    def is_reduced(self) -> bool:
+        return self._reduced
+
     def reduce(self) -> "ExpElement":
-        """Canonical form: coprime, monic denominator, smallest L.  Mutates and returns self."""
+        """Canonical form: coprime, monic denominator, smallest L — when :meth:`reducible`;
+        otherwise only normalised (no gcd: t-powers stripped, monic denominator, L lowered
+        by the exponents' gcd), and the element stays unreduced (``is_reduced`` False).
+        Mutates and returns self."""
         if self._reduced:
             return self
         num, den = self.num, self.den
-        g = num.gcd(den)
-        if not g.is_one():
-            num, den = num / g, den / g  # exact division in Q[t]
+        full = self.reducible()
+        if full:
+            g = _gcd(num, den)
+            if g.is_zero():  # cannot happen below REDUCE_SPAN; never divide by it
+                full = False
+            elif not g.is_one():
+                num, den = num / g, den / g  # exact division in Q[t]
         k = min(_low(num), _low(den))
         if k:
             num = poly({e - k: c for e, c in terms(num)})
@@ -170,7 +226,7 @@ class ExpElement:
             num = poly({e // step: c for e, c in terms(num)})
             den = poly({e // step: c for e, c in terms(den)})
             L //= step
-        self.num, self.den, self.L, self._reduced = num, den, L, True
+        self.num, self.den, self.L, self._reduced = num, den, L, full
         return self
 
     def lift(self, L: int) -> "ExpElement":
@@ -215,6 +271,9 @@ class ExpElement:
         a, b, L = self.common(self, other)
         if a.den == b.den:
             return ExpElement(a.num + b.num, a.den, L)._settle()
+        _guard(a.num, b.den)
+        _guard(b.num, a.den)
+        _guard(a.den, b.den)
         return ExpElement(a.num * b.den + b.num * a.den, a.den * b.den, L)._settle()
 
     __radd__ = __add__
@@ -239,6 +298,8 @@ class ExpElement:
         if other is NotImplemented:
             return other
         a, b, L = self.common(self, other)
+        _guard(a.num, b.num)
+        _guard(a.den, b.den)
         return ExpElement(a.num * b.num, a.den * b.den, L)._settle()
 
     __rmul__ = __mul__
@@ -273,6 +334,9 @@ class ExpElement:
             raise TypeError("only integer powers are exact in Q(t)")
         if n < 0:
             return self.inverse() ** (-n)
+        for p in (self.num, self.den):
+            if len(p) > 1:
+                check_product(*([len(p)] * n), span=n * (_high(p) - _low(p)), what="a power")
         return ExpElement(self.num ** n, self.den ** n, self.L)._settle()
 
     # ----------------------------------------------------------------- predicates
@@ -289,16 +353,25 @@ class ExpElement:
         a, b, _ = self.common(self, other)
         if a.den == b.den:
             return a.num == b.num
+        _guard(a.num, b.den)
+        _guard(b.num, a.den)
         return a.num * b.den == b.num * a.den
 
     def __ne__(self, other):
         return not self == other
 
     def __hash__(self):
+        """Invariants of the element, unchanged by a common factor of num and den and by
+        lifting: the orders at t = 0 and t = ∞ (as rationals k/L) and the ratios of the
+        lowest and of the highest coefficients.  No gcd, so any size hashes cheaply."""
         if self.is_rational():
             return hash(self.as_rational())
-        r = self.reduce()
-        return hash((str(r.num), str(r.den), r.L))
+        n, d = self.num, self.den
+        low = Fraction(_low(n) - _low(d), self.L)
+        high = Fraction(_high(n) - _high(d), self.L)
+        lead = n.leading_coefficient() / d.leading_coefficient()
+        trail = n.coefficient(len(n) - 1) / d.coefficient(len(d) - 1)
+        return hash((low, high, str(lead), str(trail)))
 
     def is_rational(self) -> bool:
         """True when the element lies in Q (no t-dependence): num = c·den with

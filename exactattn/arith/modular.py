@@ -2,18 +2,27 @@
 
 The map Z[t] → F_p, t ↦ τ (p a random large prime, τ random) sends every oracle answer
 num(t)/den(t) to num(τ)/den(τ) ∈ F_p.  The learner runs its field operations there
-(python-flint ``fmpz_mod`` / ``fmpz_mod_poly``), reads exponents k of poles t^k back by a
+(python-flint ``fmpz_mod`` / ``fmpz_mod_mat``), reads exponents k of poles t^k back by a
 discrete log (p − 1 is smooth, so Pohlig–Hellman is cheap) checked against a window
 bounded by the answers' exponent spans, rebuilds rationals by rational reconstruction, and then
 certifies the result exactly in Q(t).  A bad (p, τ) can only make the modular step fail or
 give a model that the exact certification rejects, never a wrong certified answer.
+
+Evaluating a sparse polynomial Σ c_k t^k at τ is one integer matrix product inside
+python-flint: the coefficient row (``fmpq_mat``, cleared of denominators in C) times a
+column of the powers τ^k.  The answers of one copy-count family share their exponents, so
+the column is built once per exponent set and reused (``verify=True`` compares the exponent
+list of every polynomial with the cached one; ``verify=False`` trusts the cache key — the
+number of terms and the lowest and highest exponent — which is cheaper and can only give a
+wrong image, caught later: images never decide anything that the exact certification
+does not re-check, and a failure is named only after a verified run).
 """
 
 from __future__ import annotations
 
 import random
 
-from flint import fmpz
+from flint import fmpq_mat, fmpz, fmpz_mat
 
 from ..errors import ExactAttnError
 from .expfield import ExpElement
@@ -23,50 +32,96 @@ __all__ = ["ModularImage", "BadReduction", "random_prime", "rational_reconstruct
 
 
 class BadReduction(ExactAttnError, ArithmeticError):
-    """The chosen (p, τ) is unlucky for this data (a denominator vanishes mod p, the
-    discrete-log table collides...): retry with another prime."""
+    """The chosen (p, τ) is unlucky or too small for this data (a denominator vanishes mod
+    p, a discrete log leaves its window, a reconstruction fails...): retry at a larger
+    prime (docs/design.md §2 fast exact)."""
 
 
 _SMALL_PRIMES = [q for q in range(3, 2048) if fmpz(q).is_prime()]
+_PRIMORIAL = fmpz(2)
+for _q in _SMALL_PRIMES:
+    _PRIMORIAL *= _q
+
+#: power tables (baby and giant steps) are used up to this exponent; beyond it every power
+#: is a modular exponentiation, so a huge exponent never builds a huge table.
+TABLE_LIMIT = 1 << 36
 
 
 def random_prime(bits: int, rng: random.Random):
-    """A random prime p ≥ 2^(bits−1) with p − 1 = 2·∏ q_i smooth (q_i < 2048), and the
-    distinct prime factors of p − 1.  Smoothness makes discrete logs cheap (Pohlig–Hellman)
-    for every window, so pole exponents k of any size are read back exactly."""
+    """A random prime p of exactly ``bits`` bits with p − 1 = 2·∏ q_i smooth (q_i < 2048),
+    and the prime factors of p − 1 with multiplicity (a list).  Smoothness makes discrete
+    logs cheap (Pohlig–Hellman) for every window, so pole exponents k of any size are read
+    back.  Candidates with a factor below 2048 are discarded by one gcd before the
+    primality test."""
+    if bits < 16:
+        raise ValueError(f"prime size {bits} bits is too small (need ≥ 16)")
     while True:
         factors = [2]
         n = 2
-        while n.bit_length() < bits:
+        while n.bit_length() < bits - 11:
             q = rng.choice(_SMALL_PRIMES)
             factors.append(q)
             n *= q
-        if fmpz(n + 1).is_prime():
-            return n + 1, sorted(set(factors))
+        # the last factor brings n + 1 to exactly `bits` bits
+        lo, hi = -(-(1 << (bits - 1)) // n), ((1 << bits) - 2) // n
+        last = [q for q in _SMALL_PRIMES if lo <= q <= hi]
+        if not last:
+            continue
+        q = rng.choice(last)
+        cand = fmpz(n * q + 1)
+        if cand.gcd(_PRIMORIAL) == 1 and cand.is_prime():
+            return int(cand), sorted(factors + [q])
 
 
 class ModularImage:
     """The reduction Q(t_{L*}) → F_p, t_{L*} = e^{1/L*} ↦ τ (docs/design.md §2 fast exact).
 
-    τ is a primitive root of F_p (p − 1 smooth), so every z ∈ F_p* is τ^k for a unique
-    k mod p − 1, found by Pohlig–Hellman (python-flint ``discrete_log``)."""
+    Exponents are read back only in a window |k| ≤ W, so only k mod M is needed for some
+    M | p − 1 with M > 2W + 1: M is made of the largest prime factors of p − 1, τ is drawn
+    at random until g = τ^((p−1)/M) has order exactly M, and z = τ^k gives k mod M by
+    Pohlig–Hellman in ⟨g⟩ (a few exponentiations and small tables, whatever the size of p).
+    ``window=None`` takes M = p − 1 (τ a primitive root)."""
 
-    def __init__(self, field: PrimeField, L: int, rng: random.Random, factors):
+    def __init__(self, field: PrimeField, L: int, rng: random.Random, factors,
+                 verify: bool = True, window: int | None = None):
         self.field = field
         self.L = L
+        self.verify = verify
         p = field.p
+        self._subgroup(sorted(factors, reverse=True), window)
+        M, qs = self._M, sorted(set(self._Mfactors))
         while True:
             tau = field.ctx(rng.randrange(2, p - 1))
-            if all(not (tau ** ((p - 1) // q)).is_one() for q in factors):
+            g = tau ** ((p - 1) // M)
+            if all(not (g ** (M // q)).is_one() for q in qs):
                 break
-        self.tau = tau
+        self.tau, self._g = tau, g
+        self._tables = {}
         self._B, self._baby, self._giant, self._capacity = 1, [1], [1], 0
+        self._columns = {}
 
+    def _subgroup(self, factors, window):
+        """M = a product of the largest prime factors of p − 1 exceeding 2·window + 1."""
+        need = None if window is None else 2 * window + 2
+        M, used = 1, []
+        for q in factors:
+            if need is not None and M >= need:
+                break
+            M *= q
+            used.append(q)
+        if need is not None and M < need:
+            raise BadReduction(f"a {self.field.p.bit_length()}-bit prime cannot hold the "
+                               f"discrete-log window ±{window}")
+        self._M, self._Mfactors = M, used
+
+    # ------------------------------------------------------------------ powers of τ
     def power(self, K: int) -> int:
-        """τ^K mod p for 0 ≤ K, from two tables (baby steps τ^lo, giant steps τ^(hi·B)):
-        one multiplication instead of a modular exponentiation per term."""
+        """τ^K mod p for K ≥ 0: two table look-ups (baby steps τ^lo, giant steps τ^(hi·B))
+        for K < TABLE_LIMIT, a modular exponentiation beyond."""
+        if K >= TABLE_LIMIT:
+            return pow(int(self.tau), K, self.field.p)
         if K >= self._capacity:
-            self._build_tables(max(K + 1, 2 * self._capacity))
+            self._build_tables(min(TABLE_LIMIT, max(K + 1, 2 * self._capacity)))
         hi, lo = divmod(K, self._B)
         return self._baby[lo] * self._giant[hi] % self.field.p
 
@@ -85,21 +140,34 @@ class ModularImage:
             giant[i] = giant[i - 1] * step % P
         self._B, self._baby, self._giant, self._capacity = B, baby, giant, B * len(giant)
 
+    def _column(self, poly, scale: int, n: int):
+        """The column (τ^(scale·k))_k over the exponents of ``poly`` (cached per exponent set)."""
+        key = (scale, n, int(poly.degrees()[0]), int(poly.monomial(n - 1)[0]))
+        cached = self._columns.get(key)
+        if cached is not None and not self.verify:
+            return cached[1]
+        exps = [int(m[0]) for m in poly.monoms()]
+        if cached is not None and cached[0] == exps:
+            return cached[1]
+        col = fmpz_mat(n, 1, [self.power(scale * k) for k in exps])
+        if len(self._columns) > 4096:
+            self._columns.clear()
+        self._columns[key] = (exps, col)
+        return col
+
     def _value(self, poly, scale: int) -> int:
-        """Σ c_k τ^(scale·k) mod p for a sparse polynomial with rational c_k."""
+        """Σ c_k τ^(scale·k) mod p for a sparse polynomial with rational c_k: one integer
+        row-times-column product in python-flint."""
+        n = len(poly)
+        if n == 0:
+            return 0
         P = self.field.p
-        acc = 0
-        power = self.power
-        for (k,), c in zip(poly.monoms(), poly.coeffs()):
-            q = int(c.q)
-            if q == 1:
-                acc += int(c.p) * power(scale * int(k))
-            elif q % P:
-                acc += int(c.p) * power(scale * int(k)) * pow(q, -1, P)
-            else:
-                raise BadReduction(f"a coefficient's denominator is divisible by the "
-                                   f"{P.bit_length()}-bit prime")
-        return acc % P
+        col = self._column(poly, scale, n)
+        num, den = fmpq_mat(1, n, poly.coeffs()).numer_denom()
+        if den % P == 0:
+            raise BadReduction(f"a coefficient's denominator is divisible by the "
+                               f"{P.bit_length()}-bit prime")
+        return int((num * col)[0, 0]) * pow(int(den), -1, P) % P
 
     def image(self, e: ExpElement):
         """num(τ^(L*/L))/den(τ^(L*/L)) in F_p; BadReduction if the denominator vanishes."""
@@ -114,11 +182,53 @@ class ModularImage:
         return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
 
     def dlog(self, z, window: int):
-        """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log)."""
+        """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log;
+        Pohlig–Hellman in the subgroup of order M > 2·window + 1)."""
         if z.is_zero():
             return None
-        order = self.field.p - 1
-        k = int(self.tau.discrete_log(z)) % order
-        if k > order // 2:
-            k -= order
+        M = self._M
+        if 2 * window + 1 >= M:
+            raise BadReduction(f"the discrete-log window ±{window} does not fit the subgroup "
+                               f"of order {M}")
+        h = z ** ((self.field.p - 1) // M)  # = g^k
+        k, mod = 0, 1
+        for q, e in _multiplicities(self._Mfactors):
+            qe = q ** e
+            gq, hq = self._g ** (M // qe), h ** (M // qe)
+            x = self._prime_power_log(gq, hq, q, e)
+            if x is None:
+                return None
+            k = k + mod * ((x - k) * pow(mod, -1, qe) % qe)  # CRT
+            mod *= qe
+        k %= mod
+        if k > mod // 2:
+            k -= mod
         return k if abs(k) <= window and self.tau ** k == z else None
+
+    def _prime_power_log(self, gq, hq, q, e):
+        """x mod q^e with gq^x = hq, gq of order q^e (digit by digit, a table of size q)."""
+        gamma = gq ** (q ** (e - 1))
+        table = self._tables.get(q)
+        if table is None or table[0] != gamma:
+            table = (gamma, {})
+            acc = self.field.one
+            for d in range(q):
+                table[1][int(acc)] = d
+                acc = acc * gamma
+            self._tables[q] = table
+        inv = gq.inverse() if hasattr(gq, "inverse") else self.field.one / gq
+        x = 0
+        for j in range(e):
+            hj = (inv ** x * hq) ** (q ** (e - 1 - j))
+            d = table[1].get(int(hj))
+            if d is None:
+                return None
+            x += d * q ** j
+        return x
+
+
+def _multiplicities(factors):
+    out = {}
+    for q in factors:
+        out[q] = out.get(q, 0) + 1
+    return sorted(out.items())

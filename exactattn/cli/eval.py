@@ -1,7 +1,9 @@
-"""`exactattn eval MODEL.json QUERY.json --backend B`: evaluate F(X) on one query.
+"""`exactattn eval MODEL.json QUERY.json --backend B [--force]`: evaluate F(X) on one query.
 
 QUERY.json is a list of token vectors, entries as strings "p/q" or integers (exact), or
-numbers/strings (mp, float)."""
+numbers/strings (mp, float).  On the exact backend the answer's size is estimated first
+(learners/cost.py: up to 2·n^H terms for n distinct tokens) and refused above the budget
+unless --force; an answer too large to reduce is printed unreduced (``"reduced": false``)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ def register(sub):
     p.add_argument("query", help="query JSON: a list of token vectors")
     add_backend_args(p)
     p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.add_argument("--force", action="store_true",
+                   help="evaluate even when the exact answer's estimated size is above the budget")
     p.set_defaults(func=run)
 
 
@@ -62,12 +66,20 @@ def run(args):
     model = model_from_json(read_json(args.model, "model"))
     be = get_backend(args.backend, args.dps)
     toks = _tokens(read_json(args.query, "query"), be)
-    y = model(toks, be)
+    if be.name == "exact" and model.is_rational and toks and model.dim is not None:
+        from ..learners.cost import check_budget, estimate_answer
+        from ..models.attention import validate_tokens
+        check_budget(estimate_answer(model, validate_tokens(toks, model.dim)), args.force)
+    try:
+        y = model(toks, be)
+    except MemoryError as e:  # TooLarge: refused before FLINT could abort the process
+        raise ValueError(str(e) or "out of memory") from None
     approx = be.to_mpf(y, 30)
     import mpmath
     out = {"backend": be.name, "value": str(y), "approx": mpmath.nstr(approx, 25)}
-    if be.name == "exact":
+    if be.name == "exact" and hasattr(y, "reduce"):
         r = y.reduce()
         out["L"] = r.L
+        out["reduced"] = r.is_reduced
     print(json.dumps(out) if args.json else f"{out['value']}\n≈ {out['approx']}")
     return 0

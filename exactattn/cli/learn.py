@@ -54,6 +54,8 @@ def register(sub):
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.add_argument("--force", action="store_true",
+                   help="multi-head: run even when the cost estimate is above the budget")
     p.set_defaults(func=run)
 
 
@@ -136,6 +138,7 @@ def _learn(a, oracle, progress=None):
         from ..learners.multi_head import learn_multi_head
     except ImportError as e:
         raise _Unavailable(f"the multi-head learner is not available: {e}") from None
+    be["force"] = a.force
     if a.heads_bound is not None:
         return learn_multi_head(oracle, a.dim, heads_bound=a.heads_bound, **be)
     return learn_multi_head(oracle, a.dim, heads=a.heads, **be)
@@ -168,6 +171,8 @@ def run(a):
             result = _learn(a, oracle, progress)
     except (LearningFailure, _Unavailable) as e:
         return _failed(a, base, e, oracle, time.perf_counter() - start)
+    except MemoryError as e:  # TooLarge: an exact answer beyond what FLINT may allocate
+        raise ValueError(str(e) or "out of memory") from None
     seconds = time.perf_counter() - start
     if a.variant == "transformer":
         from ..learners.transformer import compare_recovery

@@ -15,27 +15,78 @@ from math import lcm
 from ..arith.expfield import ExpElement
 from ..arith.fields import PrimeField, RealField
 from ..arith.modular import BadReduction, ModularImage, random_prime
-from ..errors import NotAttention
+from ..errors import LearningFailure, NotAttention
 
-__all__ = ["ModularEngine", "RealEngine", "make_engine"]
+__all__ = ["ModularEngine", "RealEngine", "make_engine", "PRIME_BITS", "prime_sizes",
+           "ladder_prime", "ExponentsTooLarge",
+           "exponent_window"]
+
+
+class ExponentsTooLarge(LearningFailure):
+    """The answers' exponents are too large for every prime of the modular ladder."""
+
+    reason = "exponents-too-large"
+
+
+#: the prime sizes of the modular ladder (docs/design.md §2 fast exact): every modular mishap
+#: — a denominator or pivot that vanishes mod p, a discrete log outside its window, a wrong or
+#: failed rational reconstruction — is retried at the next size before a failure is named.
+PRIME_BITS = (62, 127, 255, 511, 1023, 2047)
+
+_PRIMES = {}
+
+
+def ladder_prime(bits: int):
+    """The prime of the ladder at ``bits`` bits, with the factors of p − 1: drawn once per
+    process from a generator seeded by the size (deterministic, so results do not depend
+    on what ran before); the randomness of each run is in τ."""
+    if bits not in _PRIMES:
+        _PRIMES[bits] = random_prime(bits, random.Random(bits))
+    return _PRIMES[bits]
+
+
+def prime_sizes(answers, sizes=None, window=None):
+    """The ladder sizes (default PRIME_BITS) able to read every pole exponent back: a
+    discrete log is unique only when p − 1 > 2·window (the answers' largest exponent span)."""
+    window = (window or _window(answers))[1]
+    return tuple(b for b in (PRIME_BITS if sizes is None else sizes)
+                 if 1 << (b - 1) > 2 * window + 1)
+
+
+def exponent_window(answers):
+    """(L*, W, S): the common L of the answers, their largest exponent span + 1 (the
+    discrete-log window) and the sum S of their spans (for the failure bound)."""
+    return _window(answers)
+
+
+def _window(answers):
+    elems = [a for a in answers if isinstance(a, ExpElement)]
+    L = 1
+    for e in elems:
+        L = lcm(L, e.L)
+    spans = [_span(e, L) for e in elems]
+    return L, max(spans, default=0) + 1, sum(spans)
 
 
 class ModularEngine:
     """Q(t) → F_p, t_{L*} ↦ τ; poles read back by a bounded discrete log, residues by rational
-    reconstruction (docs/design.md §2 fast exact).  The caller certifies the result exactly."""
+    reconstruction (docs/design.md §2 fast exact).  The caller certifies the result exactly.
 
-    def __init__(self, answers, bits: int, rng: random.Random, samples_per_family: int = 3):
+    ``bits`` picks the ladder's prime of that size; ``verify=False`` lets the images trust
+    their cache of exponent sets (see :mod:`exactattn.arith.modular`)."""
+
+    def __init__(self, answers, bits: int, rng: random.Random, samples_per_family: int = 3,
+                 verify: bool = True, window=None):
         elems = [a for a in answers if isinstance(a, ExpElement)]
-        self.L = 1
-        for e in elems:
-            self.L = lcm(self.L, e.L)
-        # every exponent k of a pole t^k is bounded by the degree spans of the answers
-        self.window = max((_span(e, self.L) for e in elems), default=0) + 1
+        self.L, self.window, self.degree_total = window or _window(elems)
         self.bits = bits
-        p, factors = random_prime(bits, rng)
+        p, factors = ladder_prime(bits)
+        if p - 1 <= 2 * self.window:
+            raise BadReduction(f"a {bits}-bit prime cannot hold the discrete-log window "
+                               f"±{self.window}")
         self.field = PrimeField(p)
-        self.image = ModularImage(self.field, self.L, rng, factors)
-        self.degree_total = sum(_span(e, self.L) for e in elems)
+        self.image = ModularImage(self.field, self.L, rng, factors, verify=verify,
+                                  window=self.window)
         self.samples_per_family = samples_per_family
 
     def sample(self, answer):
@@ -44,10 +95,14 @@ class ModularEngine:
         return self.image.image(answer)
 
     def constant(self, q: Fraction):
+        if q.denominator % self.field.p == 0:
+            raise BadReduction(f"a rational's denominator is divisible by the {self.bits}-bit "
+                               f"prime")
         return self.field.ctx(q.numerator) / self.field.ctx(q.denominator)
 
     def score(self, z) -> Fraction:
-        """log z for z = τ^k: k/L* exactly, or NotAttention if z is no power of τ in the window."""
+        """log z for z = τ^k: k/L* exactly, or NotAttention if z is no power of τ in the
+        window."""
         k = self.image.dlog(z, self.window)
         if k is None:
             raise NotAttention(
@@ -108,10 +163,11 @@ class RealEngine:
         return {"engine": self.backend.name, "tolerance": str(self.field.tolerance)}
 
 
-def make_engine(backend, answers, rng, bits=127, samples_per_family=3):
+def make_engine(backend, answers, rng, bits=127, samples_per_family=3, verify=True,
+                window=None):
     """The engine for a backend: modular images for exact, the reals otherwise."""
     if backend.name == "exact":
-        return ModularEngine(answers, bits, rng, samples_per_family)
+        return ModularEngine(answers, bits, rng, samples_per_family, verify, window)
     return RealEngine(backend, real_tolerance(backend))
 
 

@@ -36,8 +36,9 @@ def poly_eval(coeffs, m, field):
 
 
 def solve_linear(field, A, b):
-    """Gaussian elimination with the field's pivot rule; None if singular.  A field with its
-    own ``solve`` (the ball field's verified solver) supplies it instead."""
+    """Gaussian elimination with the field's pivot rule; None if singular.  A field with a
+    solver of its own uses it instead (F_p: ``PrimeField.solve`` in python-flint; the ball
+    field's verified solver)."""
     own = getattr(field, "solve", None)
     if own is not None:
         return own(A, b)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from dataclasses import replace
 
 from ..arith.modular import BadReduction
 from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, InvisibleHead,
@@ -31,7 +32,9 @@ from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, In
 from .interpolation import solve_family
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
-from .engines import make_engine
+from .cost import check_budget, estimate_multi_head
+from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
+                      prime_sizes)
 from .inexact import run_inexact
 from .precision import approximate_tolerances, backend_precision
 from .result import LearnResult
@@ -43,7 +46,6 @@ __all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES"]
 SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 
 DEFAULT_BOX = 1000
-_PRIME_BITS = (62, 127, 255, 511)
 
 
 # ---------------------------------------------------------------------- set-up
@@ -241,7 +243,7 @@ def _certify(model, transcript, be, progress=_silent):
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
                      progress=None, oracle_precision=None, accuracy=None, schedule="p2",
-                     rank=None):
+                     rank=None, force=False):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -268,6 +270,10 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     :mod:`.economy` (docs/design.md §10); "low-rank" (implied by ``rank=r``): heads with
     rank W_h ≤ r from O(H·r·d) queries, the rank revealed when ``rank`` is None
     (:mod:`.multi_low_rank`).
+
+    Before the first query the run's cost is estimated (:mod:`.cost`) and refused with
+    :class:`~exactattn.learners.cost.CostExceeded` above the budget unless ``force=True``; on
+    the exact backend the estimate is redone from the first copy-count answer's actual size.
     """
     if rank is not None and schedule == "p2":
         schedule = "low-rank"
@@ -289,6 +295,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     box = DEFAULT_BOX if box is None else box
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
+    check_budget(estimate_multi_head(dim, H0, be.name), force)
     rng = random.Random(seed)
     start, start_queries = time.perf_counter(), orc.queries
     failures = []
@@ -297,7 +304,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     for attempt in range(1, max_attempts + 1):
         try:
             result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
-                              inexact, schedule, rank)
+                              inexact, schedule, rank, force)
         except LearningFailure as e:
             failures.append({"attempt": attempt, "reason": e.reason, "message": str(e),
                              "queries": orc.queries - start_queries})
@@ -318,7 +325,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
 
 
 def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule="p2",
-             rank=None):
+             rank=None, force=False):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = _draw_bases(rng, d, box, be)
     try:
@@ -331,67 +338,112 @@ def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule
             from .economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
                                progress, box, sys.modules[__name__])
-        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact)
+        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force)
     except LearningFailure as e:
         e.details.setdefault("U", U)
         e.details.setdefault("X", X)
         raise
 
 
-def _run(orc, schedule, be, rng, certify, progress, inexact=None):
-    """Ask the schedule, recover, certify (steps 2–6 of the module docstring)."""
+def _run(orc, schedule, be, rng, certify, progress, inexact=None, force=False):
+    """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries
+    are generated one at a time (the schedule is lazy)."""
     d, H0, U, X = schedule.d, schedule.H0, schedule.U, schedule.X
     first = len(orc.transcript)
-    queries = list(schedule.queries())
-    answers = []
-    for q in queries:
+    total, longest, answers = schedule.count, 0, []
+    for q in schedule.queries():
         answers.append(orc(q))
-        progress("queries", len(answers), len(queries))
+        longest = max(longest, len(q))
+        progress("queries", len(answers), total)
+        if len(answers) == 2 and be.name == "exact":
+            _check_observed(answers[1], d, H0, force)
     transcript = orc.transcript[first:] if orc.record else None
     if inexact is not None:
         return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=_Close,
                            result=lambda **kw: LearnResult(
                                algorithm="multi-head", dim=d, backend=be.name,
-                               max_length=max(len(q) for q in queries), queries=0,
+                               max_length=longest, queries=0,
                                expected_queries=published_count(d, H0),
                                expected_max_length=published_max_length(H0),
                                transcript=transcript or [], **kw), **inexact)
+    if certify and transcript is None:
+        raise ValueError("certification needs the oracle's transcript (record=True)")
     close = _Close(be)
     engine_rng = random.Random(rng.getrandbits(64))
-    cert = None
-    for bits in (_PRIME_BITS if be.name == "exact" else (None,)):
-        progress("recovery", 0, None)
-        engine = make_engine(be, answers, engine_rng, bits or 127, 2 * H0 + 1)
-        try:
-            heads, v = _recover(schedule, answers, engine, be, H0, close)
-        except BadReduction:
-            continue
-        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
-        if not certify:
-            break
-        if transcript is None:
-            raise ValueError("certification needs the oracle's transcript (record=True)")
-        cert = _certify(model, transcript, be, progress)
-        cert.update(engine.describe())
-        if cert["certified"] is False:
-            continue  # a modular mishap: retry with a larger prime, no new queries
-        if cert["certified"] is None and cert["max_relative_residual"] > _cert_tolerance(be):
-            raise CertificationFailed(
-                f"the recovered model misses a transcript answer by a relative "
-                f"{cert['max_relative_residual']} (> {_cert_tolerance(be)})", **cert)
-        break
-    else:
-        raise CertificationFailed("the recovered model does not reproduce the transcript exactly "
-                                  "at any prime size: the oracle is not attention with "
-                                  f"≤ {H0} heads on these queries", **(cert or {}))
+    model, v, engine, cert = _modular(schedule, answers, be, engine_rng, close, certify,
+                                      transcript, progress)
     return LearnResult(
         algorithm="multi-head", dim=d, backend=be.name,
-        heads=[(h.W, h.v) for h in model.heads], queries=0, max_length=max(len(q) for q in queries),
+        heads=[(h.W, h.v) for h in model.heads], queries=0, max_length=longest,
         expected_queries=published_count(d, H0), expected_max_length=published_max_length(H0),
         transcript=transcript or [], certificate=cert if be.name == "exact" else None,
         extra={"U": U, "X": X, "H0": H0, "v": v, "engine": engine.describe(),
                "certification": cert})
 
 
-def _cert_tolerance(be):
-    return be.scalar(approximate_tolerances(backend_precision(be))["residual"])
+def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
+    """Steps 3–6 on the exact backend, up the ladder of prime sizes (docs/design.md §2 fast
+    exact): every failure of a run in F_p — a BadReduction or any LearningFailure the F_p
+    computation raises (a pivot or pole difference vanishing mod p, a discrete log outside
+    its window, a wrong reconstruction caught by the v-sum check) — and every failed exact
+    certification is retried at the next size on the same answers (no new queries).  A
+    failure is named only when every size has failed; it carries the sizes tried.  The
+    first size trusts the images' cache of exponent sets (cheaper) when a later size remains;
+    the others verify it, so a failure is always named from a verified run."""
+    H0 = schedule.H0
+    window = exponent_window(answers)
+    sizes = prime_sizes(answers, window=window)
+    if not sizes:
+        raise ExponentsTooLarge(
+            f"the answers' exponent span (about 2^{window[1].bit_length()}) is beyond the "
+            f"largest prime of the modular ladder ({PRIME_BITS[-1]} bits)",
+            largest_prime_bits=PRIME_BITS[-1])
+    tried, last = [], None
+    for n, bits in enumerate(sizes):
+        progress("recovery", 0, None)
+        try:
+            engine = make_engine(be, answers, rng, bits, 2 * H0 + 1,
+                                 verify=n > 0 or n == len(sizes) - 1 or not certify,
+                                 window=window)
+            heads, v = _recover(schedule, answers, engine, be, H0, close)
+        except (BadReduction, LearningFailure) as e:
+            tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),
+                          "message": str(e)})
+            last = e
+            continue
+        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
+        cert = None
+        if certify:
+            cert = _certify(model, transcript, be, progress)
+            if not cert["certified"]:
+                tried.append({"prime_bits": bits, "outcome": "certification-failed",
+                              "first_mismatch": cert["first_mismatch"]})
+                last = CertificationFailed(
+                    "the recovered model does not reproduce the transcript exactly at any "
+                    f"prime size: the oracle is not attention with ≤ {H0} heads on these "
+                    "queries", **cert)
+                continue
+            cert.update(engine.describe())
+        tried.append({"prime_bits": bits, "outcome": "ok"})
+        if cert is not None:
+            cert["prime_sizes_tried"] = [t["prime_bits"] for t in tried]
+            cert["modular_attempts"] = tried
+        return model, v, engine, cert
+    if not isinstance(last, LearningFailure):
+        last = CertificationFailed(f"the modular reduction failed at every prime size "
+                                   f"({', '.join(str(b) for b in sizes)} bits): {last}")
+    last.details["prime_sizes_tried"] = tried
+    raise last
+
+
+def _check_observed(answer, d, H0, force):
+    """The cost estimate redone from a real copy-count answer (its terms and exponents)."""
+    from ..arith.expfield import ExpElement
+    if not isinstance(answer, ExpElement):
+        return
+    terms = len(answer.num) + len(answer.den)
+    bits = max(1, answer.exponent_span().bit_length())
+    est = estimate_multi_head(d, H0, "exact", bits)
+    check_budget(replace(est, terms_per_answer=terms,
+                         bytes=est.bytes // est.terms_per_answer * terms,
+                         seconds=est.seconds / est.terms_per_answer * terms), force)

@@ -1,0 +1,129 @@
+"""The exact core's cost against the oracle's own (P2 schedule, docs/design.md §2 fast exact,
+§4.3): one certified exact multi-head run per size, split into
+
+* oracle — time inside the oracle's calls (the exact answers, one per schedule query);
+* learner — everything else the learner does: images in F_p, interpolation, discrete logs,
+  reconstruction, matching, linear algebra (excluding oracle and certification);
+* certification — the exact re-evaluation of every transcript query in Q(t);
+
+and the ratios learner / oracle and certification / oracle, all measured in the same run.
+Beside them, ``read`` is the floor of any learner that maps its answers through python-flint's
+polynomial API: taking out every answer's coefficients (``coeffs()``) and loading them into an
+``fmpq_mat`` (the first step of the images in F_p), timed on the same transcript.
+Targets: at (16, 8) learner ≤ 0.3 × oracle and the whole run ≤ 5 s; (24, 8) ≤ 40 s.
+No assertion: the script prints figures and verdicts.  Timings on a shared machine vary:
+``--repeat`` reports the minimum and the median of each figure.
+
+    python benchmarks/bench_core.py [--sizes 16x8,24x8] [--repeat 3] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import time
+
+from flint import fmpq_mat
+
+import exactattn as ea
+from exactattn.learners import multi_head as mh
+
+TARGET_RATIO = 0.3
+TARGET_SECONDS = {(16, 8): 5.0, (24, 8): 40.0}
+
+
+class TimedOracle(ea.Oracle):
+    """An Oracle that adds up the wall time spent answering."""
+
+    seconds = 0.0
+
+    def __call__(self, tokens):
+        t = time.perf_counter()
+        try:
+            return super().__call__(tokens)
+        finally:
+            self.seconds += time.perf_counter() - t
+
+
+def one_run(d, H, seed):
+    model = ea.random_multi_head(d, H, seed=seed)
+    oracle = TimedOracle(model, backend="exact")
+    cert = {"seconds": 0.0}
+    certify = mh._certify
+
+    def timed_certify(*a, **k):
+        t = time.perf_counter()
+        try:
+            return certify(*a, **k)
+        finally:
+            cert["seconds"] += time.perf_counter() - t
+
+    mh._certify = timed_certify
+    try:
+        t = time.perf_counter()
+        res = mh.learn_multi_head(oracle, d, heads=H, seed=seed)
+        total = time.perf_counter() - t
+    finally:
+        mh._certify = certify
+    ok = res.model.head_set() == model.head_set() and res.certificate["certified"] is True
+    learner = total - oracle.seconds - cert["seconds"]
+    t = time.perf_counter()
+    for _, y in res.transcript[1:]:
+        for p in (y.num, y.den):
+            fmpq_mat(1, len(p), p.coeffs())
+    read = time.perf_counter() - t
+    return {"total": total, "oracle": oracle.seconds, "cert": cert["seconds"],
+            "learner": learner, "read": read, "ok": ok, "queries": res.queries,
+            "bits": res.certificate.get("prime_sizes_tried")}
+
+
+def parse_sizes(text):
+    out = []
+    for part in text.split(","):
+        d, H = part.lower().split("x")
+        out.append((int(d), int(H)))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=parse_sizes, default=[(16, 8), (24, 8)])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", action="store_true",
+                    help="print a cProfile breakdown of one run per size (slower)")
+    args = ap.parse_args(argv)
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"{'(d, H)':>8} {'queries':>8} {'oracle s':>9} {'learner s':>10} {'cert s':>8} "
+          f"{'total s':>8} {'learner/oracle':>15} {'cert/oracle':>12} {'read/oracle':>12}  "
+          f"verdict")
+    for d, H in args.sizes:
+        runs = [one_run(d, H, args.seed) for _ in range(args.repeat)]
+        for stat, name in ((min, "min"), (statistics.median, "median")):
+            if args.repeat == 1 and name == "median":
+                continue
+            r = {k: stat([x[k] for x in runs])
+                 for k in ("total", "oracle", "cert", "learner", "read")}
+            ratio, cratio = r["learner"] / r["oracle"], r["cert"] / r["oracle"]
+            target = TARGET_SECONDS.get((d, H))
+            verdict = "WRONG" if not all(x["ok"] for x in runs) else (
+                f"ratio {'PASS' if ratio <= TARGET_RATIO else 'MISS'}"
+                + ("" if target is None else
+                   f", time {'PASS' if r['total'] <= target else 'MISS'} (≤ {target:g} s)"))
+            print(f"{str((d, H)):>8} {runs[0]['queries']:>8} {r['oracle']:>9.2f} "
+                  f"{r['learner']:>10.2f} {r['cert']:>8.2f} {r['total']:>8.2f} "
+                  f"{ratio:>15.3f} {cratio:>12.3f} {r['read'] / r['oracle']:>12.3f}  {verdict}"
+                  + (f"  [{name} of {args.repeat}]" if args.repeat > 1 else ""))
+        if args.profile:
+            prof = cProfile.Profile()
+            prof.enable()
+            one_run(d, H, args.seed)
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,442 @@
+"""The exact core (docs/design.md §2): no crash on the exact path, every modular mishap
+retried at a larger prime before a failure is named, images and discrete logs in F_p, and
+cost estimates that refuse hopeless runs."""
+
+import json
+import random
+import subprocess
+import sys
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+import exactattn as ea
+from exactattn.arith import expfield, modular
+from exactattn.arith.base import Backend
+from exactattn.arith.exact import ExactBackend
+from exactattn.arith.expfield import ExpElement, TooLarge, exp_rational
+from exactattn.arith.fields import PrimeField
+from exactattn.cli.main import main
+from exactattn.learners import cost, engines
+from exactattn.learners.multi_head import learn_multi_head
+from exactattn.learners.schedule import published_count
+
+QUERY = [["1/9", "1/343", "2"], ["1/81", "1/16807", "4"]]
+
+
+def _query(n):
+    """The reported crashing query and its longer relatives (fast-growing denominators)."""
+    return [[f"1/{9 ** k}", f"1/{343 * 49 ** (k - 1)}", str(2 ** k)] for k in range(1, n + 1)]
+
+
+def _rational_query(n):
+    return [[Fraction(x) for x in tok] for tok in _query(n)]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return ea.random_multi_head(3, 2, seed=1)
+
+
+class _Generic(ExactBackend):
+    """The exact backend with the generic softmax (Backend.attention: exp_rational and field
+    arithmetic per token) instead of the fast expanded product — an independent evaluator."""
+
+    def prepare_head(self, W, v):
+        return [[self.scalar(x) for x in r] for r in W], [self.scalar(x) for x in v]
+
+    def prepare_tokens(self, tokens):
+        return Backend.prepare_tokens(self, tokens)
+
+    def attention(self, prepared, heads):
+        return Backend.attention(self, prepared, heads)
+
+    def __repr__(self):
+        return "<generic exact>"
+
+
+def _mpq(x):
+    x = Fraction(x)
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+def _mp_value(model, tokens, dps=40):
+    """F(X) in mpmath from the rational parameters (no Q(t) at all)."""
+    with mpmath.workdps(dps):
+        total = mpmath.mpf(0)
+        xN = tokens[-1]
+        for W, v in model.heads:
+            s = [sum(Fraction(a) * sum(Fraction(w) * x for w, x in zip(row, xN))
+                     for a, row in zip(tok, W)) for tok in tokens]
+            top = max(s)
+            e = [mpmath.exp(_mpq(q - top)) for q in s]
+            vals = [sum(Fraction(a) * b for a, b in zip(tok, v)) for tok in tokens]
+            total += sum(w * _mpq(a) for w, a in zip(e, vals)) / sum(e)
+        return total
+
+
+# ---------------------------------------------------------------------- no crash: eval
+def test_eval_cli_answers_the_reported_query_without_abort(tmp_path):
+    mfile, qfile = tmp_path / "m.json", tmp_path / "q.json"
+    out = subprocess.run([sys.executable, "-m", "exactattn.cli", "model", "random", "--dim",
+                          "3", "--heads", "2", "--seed", "1"], capture_output=True, text=True)
+    assert out.returncode == 0
+    mfile.write_text(out.stdout)
+    qfile.write_text(json.dumps(QUERY))
+    run = subprocess.run([sys.executable, "-m", "exactattn.cli", "eval", str(mfile), str(qfile),
+                          "--json"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr          # 134 was the FLINT abort
+    data = json.loads(run.stdout)
+    ref = _mp_value(ea.load_model(str(mfile)), _rational_query(2))
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(data["approx"]) - ref) < mpmath.mpf(10) ** -20
+    assert data["reduced"] is False  # exponents ~1e13: too large to reduce, kept unreduced
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_long_queries_with_huge_exponents_are_exact(model, n):
+    """Exponents up to ~1e37: the value exists and equals the generic evaluator's exactly;
+    reduce() keeps it unreduced instead of dividing by a zero gcd (the old ZeroDivisionError)."""
+    toks = _rational_query(n)
+    y = model(toks, "exact")
+    assert y == model(toks, _Generic())
+    assert abs(y.to_mpf(30) - _mp_value(model, toks)) < mpmath.mpf(10) ** -25
+    r = ExpElement(y.num, y.den, y.L).reduce()
+    assert not r.is_reduced and r == y
+    assert str(y)  # display never reduces a huge element
+
+
+def test_reduce_computes_no_gcd_beyond_the_span(monkeypatch, model):
+    """The guard is what keeps the gcd away: with it lifted, reduce() reaches the gcd."""
+    calls = []
+
+    def spy(p, q):
+        calls.append(1)
+        raise AssertionError("gcd called")
+
+    monkeypatch.setattr(expfield, "_gcd", spy)
+    y = model(_rational_query(2), "exact")
+    ExpElement(y.num, y.den, y.L).reduce()
+    assert calls == []
+    monkeypatch.setattr(expfield, "REDUCE_SPAN", 1 << 200)
+    with pytest.raises(AssertionError, match="gcd called"):
+        ExpElement(y.num, y.den, y.L).reduce()
+
+
+def test_huge_elements_hash_like_their_equals():
+    N = 10 ** 15
+    t = ExpElement.t_power(1, 3)
+    a = (t + 2) / (t * t + 5)
+    f = exp_rational(Fraction(N, 3)) + 1
+    b = ExpElement((a.num * f.num), (a.den * f.num), 3)  # a·f/f, span ~ N: never reduced
+    assert not b.reducible() and a == b and hash(a) == hash(b)
+    assert hash(b.lift(6)) == hash(b)
+
+
+def test_products_above_the_term_limit_raise_before_flint(monkeypatch):
+    monkeypatch.setattr(expfield, "MAX_TERMS", 50)
+    a = sum((exp_rational(Fraction(k * 1000)) for k in range(10)), ExpElement.from_rational(0))
+    b = sum((exp_rational(Fraction(k * 7)) for k in range(10)), ExpElement.from_rational(0))
+    with pytest.raises(TooLarge):
+        a * b                                      # 100 > 50 terms
+    assert (a * exp_rational(Fraction(3))) == exp_rational(Fraction(3)) * a  # 10 terms: fine
+    m = ea.random_multi_head(2, 7, seed=3)         # 2^7 = 128 terms per answer
+    with pytest.raises(TooLarge):
+        m([[1, 2], [3, 4]], "exact")
+
+
+def test_power_of_tau_for_huge_exponents_builds_no_table():
+    rng = random.Random(1)
+    p, factors = modular.random_prime(62, rng)
+    img = modular.ModularImage(PrimeField(p), 1, rng, factors)
+    K = 10 ** 40
+    assert img.power(K) == pow(int(img.tau), K, p)
+    assert img._capacity == 0
+    assert img.power(12345) == pow(int(img.tau), 12345, p)
+
+
+# ---------------------------------------------------------------------- F_p primitives
+@pytest.mark.parametrize("bits", [62, 127, 255])
+def test_ladder_primes_have_the_size_and_smooth_factors(bits):
+    p, factors = engines.ladder_prime(bits)
+    assert p.bit_length() == bits
+    prod = 1
+    for q in factors:
+        prod *= q
+    assert prod == p - 1 and max(factors) < 2048
+    assert ea.arith.expfield.fmpz(p).is_prime()
+
+
+@pytest.mark.parametrize("bits", [62, 255])
+def test_bounded_discrete_log(bits):
+    rng = random.Random(bits)
+    p, factors = engines.ladder_prime(bits)
+    window = 10 ** 9
+    img = modular.ModularImage(PrimeField(p), 1, rng, factors, window=window)
+    for k in [0, 1, -1, window, -window, rng.randint(-window, window)]:
+        assert img.dlog(img.tau ** k, window) == k
+    assert img.dlog(img.tau ** (window + 1), window) is None
+    assert img.dlog(img.tau ** (10 * window), window) is None
+
+
+def test_images_match_direct_evaluation_and_verify_catches_a_stale_cache():
+    rng = random.Random(2)
+    p, factors = engines.ladder_prime(62)
+    P = PrimeField(p)
+    a = ExpElement.from_laurent({0: 3, 10: Fraction(1, 7), 40: -2}, {0: 1, 10: 5, 40: 1}, 1)
+    b = ExpElement.from_laurent({0: 3, 20: Fraction(1, 7), 40: -2}, {0: 1, 20: 5, 40: 1}, 1)
+
+    def direct(e):
+        def val(poly):
+            return sum(int(c.p) * pow(int(c.q), -1, p) * pow(int(img.tau), k, p)
+                       for (k,), c in zip(poly.monoms(), poly.coeffs())) % p
+        return P.ctx(val(e.num)) / P.ctx(val(e.den))
+
+    img = modular.ModularImage(P, 1, rng, factors, verify=True)
+    assert img.image(a) == direct(a) and img.image(b) == direct(b)
+    fast = modular.ModularImage(P, 1, random.Random(2), factors, verify=False)
+    assert fast.image(a) == direct(a)
+    # same number of terms and end exponents: the trusting cache reuses a's exponents
+    assert fast.image(b) != direct(b)
+
+
+# ---------------------------------------------------------------------- the ladder
+def _huge_v_model(seed):
+    rng = random.Random(seed)
+    m = ea.random_multi_head(2, 2, seed=seed)
+    return ea.MultiHeadAttention([(h.W, [Fraction(rng.randint(10 ** 29, 10 ** 30),
+                                                   rng.randint(1, 7)) for _ in h.v])
+                                  for h in m.heads])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reconstruction_too_large_for_small_primes_retries(seed):
+    """v near 10^30: 62- and 127-bit reconstructions fail or go wrong (the v-sum check used to
+    name not-attention there); the ladder goes on and certifies exactly."""
+    model = _huge_v_model(seed)
+    res = learn_multi_head(ea.Oracle(model), 2, heads=2, seed=seed)
+    assert res.model.head_set() == model.head_set()
+    tried = res.certificate["modular_attempts"]
+    assert [t["prime_bits"] for t in tried][:2] == [62, 127]
+    assert all(t["outcome"] != "ok" for t in tried[:-1]) and tried[-1]["outcome"] == "ok"
+
+
+def _plant_first(monkeypatch, cls, name, wrong):
+    """Replace cls.name on the first engine only (the first prime size)."""
+    orig = getattr(cls, name)
+    first = {}
+
+    def patched(self, *a, **k):
+        first.setdefault("id", id(self))
+        if id(self) == first["id"]:
+            return wrong(self, orig, *a, **k)
+        return orig(self, *a, **k)
+
+    monkeypatch.setattr(cls, name, patched)
+
+
+def _learn_small(seed=4):
+    model = ea.random_multi_head(3, 2, seed=seed)
+    res = learn_multi_head(ea.Oracle(model), 3, heads=2, seed=seed)
+    assert res.model.head_set() == model.head_set()
+    assert res.certificate["certified"] is True
+    return res.certificate["modular_attempts"]
+
+
+def test_a_bad_tau_retries(monkeypatch):
+    def bad(self, orig, *a, **k):
+        orig(self, *a, **k)
+        self.tau = self.field.one                   # every pole image collapses to 1
+    _plant_first(monkeypatch, modular.ModularImage, "__init__", bad)
+    tried = _learn_small()
+    assert tried[0]["outcome"] != "ok" and tried[-1]["outcome"] == "ok"
+
+
+def test_a_pivot_vanishing_mod_p_retries(monkeypatch):
+    _plant_first(monkeypatch, PrimeField, "solve", lambda self, orig, A, b: None)
+    tried = _learn_small()
+    assert tried[0] == {"prime_bits": 62, "outcome": "not-attention",
+                        "message": tried[0]["message"]}
+    assert tried[-1]["outcome"] == "ok"
+
+
+def test_a_discrete_log_outside_the_window_retries(monkeypatch):
+    _plant_first(monkeypatch, modular.ModularImage, "dlog", lambda self, orig, z, w: None)
+    tried = _learn_small()
+    assert tried[0]["outcome"] == "not-attention" and tried[-1]["outcome"] == "ok"
+
+
+def test_a_wrong_reconstruction_retries(monkeypatch):
+    _plant_first(monkeypatch, PrimeField, "lift",
+                 lambda self, orig, a: (orig(self, a) or 0) + Fraction(1, 3))
+    tried = _learn_small()
+    assert tried[0]["outcome"] in {"not-attention", "certification-failed", "ambiguous-matching"}
+    assert tried[-1]["outcome"] == "ok"
+
+
+def test_a_wrong_image_is_caught_by_certification(monkeypatch):
+    """An image off by one on one answer: nothing modular is trusted without the exact
+    certification; the next size succeeds."""
+    def bad(self, orig, e):
+        return orig(self, e) + 1 if len(e.num) > 1 else orig(self, e)
+    _plant_first(monkeypatch, modular.ModularImage, "image", bad)
+    tried = _learn_small()
+    assert tried[0]["outcome"] != "ok" and tried[-1]["outcome"] == "ok"
+
+
+def test_a_failure_is_named_only_after_every_size(monkeypatch):
+    monkeypatch.setattr(PrimeField, "solve", lambda self, A, b: None)
+    model = ea.random_multi_head(2, 2, seed=1)
+    with pytest.raises(ea.LearningFailure) as e:
+        learn_multi_head(ea.Oracle(model), 2, heads=2, seed=1)
+    assert e.value.reason == "not-attention"
+    sizes = [t["prime_bits"] for t in e.value.details["prime_sizes_tried"]]
+    assert sizes == list(engines.PRIME_BITS)
+
+
+def test_sizes_that_cannot_hold_the_window_are_skipped(monkeypatch):
+    monkeypatch.setattr(engines, "PRIME_BITS", (16, 62, 127))
+    model = ea.random_multi_head(2, 2, seed=6)
+    res = learn_multi_head(ea.Oracle(model), 2, heads=2, seed=6)
+    assert res.certificate["prime_sizes_tried"][0] == 62       # 16 bits: window too wide
+    assert res.model.head_set() == model.head_set()
+
+
+def test_a_genuine_failure_still_has_its_name():
+    def f(tokens):       # not attention
+        s = sum(sum(Fraction(x) for x in t) for t in tokens)
+        return s * s / len(tokens)
+    with pytest.raises(ea.LearningFailure) as e:
+        learn_multi_head(f, 2, heads=2, seed=0)
+    assert len(e.value.details["prime_sizes_tried"]) == len(engines.PRIME_BITS)
+
+
+# ---------------------------------------------------------------------- cost estimates
+def test_huge_multi_head_run_is_refused_before_any_query():
+    oracle = ea.Oracle(lambda tokens: 0, dim=64)     # never asked
+    with pytest.raises(cost.CostExceeded, match="524,225 queries"):
+        learn_multi_head(oracle, 64, heads=32)
+    with pytest.raises(cost.CostExceeded, match="term limit"):
+        learn_multi_head(oracle, 64, heads=32, force=True)
+    assert oracle.queries == 0
+    with pytest.raises(cost.CostExceeded, match="--force"):   # within the term limit
+        cost.check_budget(cost.estimate_multi_head(30, 12))
+    assert cost.check_budget(cost.estimate_multi_head(30, 12), force=True)
+    assert cost.check_budget(cost.estimate_multi_head(16, 8))
+
+
+def test_learn_multi_head_refuses_then_force_runs(monkeypatch):
+    model = ea.random_multi_head(2, 2, seed=0)
+    oracle = ea.Oracle(model)
+    monkeypatch.setattr(cost, "DEFAULT_BUDGET", cost.Budget(bytes=1000, seconds=1e-6))
+    with pytest.raises(cost.CostExceeded, match="--force"):
+        learn_multi_head(oracle, 2, heads=2, seed=0)
+    assert oracle.queries == 0
+    res = learn_multi_head(oracle, 2, heads=2, seed=0, force=True)
+    assert res.model.head_set() == model.head_set()
+
+
+def test_observed_answer_size_is_checked_after_two_queries(monkeypatch):
+    """A black box whose answers are larger than H₀ heads predict (here: the estimate is
+    made to see 1-term answers) is refused after its first copy-count answer."""
+    real = cost.estimate_multi_head
+
+    def tiny_prior(d, H0, backend="exact", exponent_bits=40):
+        est = real(d, H0, backend, exponent_bits)
+        return est if exponent_bits != 40 else cost.CostEstimate(
+            est.what, est.queries, est.max_length, 2, 1, 1, 0.0)
+    monkeypatch.setattr(ea.learners.multi_head, "estimate_multi_head", tiny_prior)
+    monkeypatch.setattr(cost, "DEFAULT_BUDGET", cost.Budget(bytes=10 ** 5, seconds=1e9))
+    oracle = ea.Oracle(ea.random_multi_head(6, 6, seed=0))
+    with pytest.raises(cost.CostExceeded):
+        learn_multi_head(oracle, 6, heads=6, seed=0)
+    assert oracle.queries == 2
+
+
+def test_cli_learn_refuses_dim_64_heads_32_in_one_line(capsys):
+    assert main(["learn", "multi-head", "--dim", "64", "--heads", "32", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "524,225 queries" in err[0] and "term limit" in err[0]
+
+
+def test_cli_eval_refuses_above_budget_and_force_runs(tmp_path, monkeypatch, capsys):
+    model = ea.random_multi_head(3, 3, seed=2)
+    mfile, qfile = tmp_path / "m.json", tmp_path / "q.json"
+    mfile.write_text(json.dumps(model.to_dict()))
+    qfile.write_text(json.dumps([[1, 2, 3], [4, 5, 6], [7, 8, 9]]))
+    monkeypatch.setattr(cost, "DEFAULT_BUDGET", cost.Budget(bytes=10, seconds=1e9))
+    assert main(["eval", str(mfile), str(qfile)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["eval", str(mfile), str(qfile), "--force", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    toks = [[Fraction(x) for x in t] for t in [[1, 2, 3], [4, 5, 6], [7, 8, 9]]]
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(out["approx"]) - _mp_value(model, toks)) < mpmath.mpf(10) ** -20
+
+
+def test_cli_eval_refuses_an_answer_beyond_the_term_limit_even_forced(tmp_path, capsys):
+    model = ea.random_multi_head(3, 40, seed=1)
+    mfile, qfile = tmp_path / "m.json", tmp_path / "q.json"
+    mfile.write_text(json.dumps(model.to_dict()))
+    qfile.write_text(json.dumps([["1/1009", 2, 3], [4, "1/1013", 6], [7, 8, "1/1019"],
+                                 ["1/1021", 1, 0]]))
+    assert main(["eval", str(mfile), str(qfile), "--force"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "term limit" in err[0]
+
+
+def test_answer_estimate_bounds_the_real_size(model):
+    for n in (2, 4, 6):
+        toks = _rational_query(n)
+        y = model(toks, "exact")
+        est = cost.estimate_answer(model, toks)
+        assert len(y.num) + len(y.den) <= est.terms_per_answer
+        assert max(int(y.num.degrees()[0]), int(y.den.degrees()[0])).bit_length() \
+            <= est.exponent_bits + 1
+    assert published_count(64, 32) == 524225
+
+
+def test_the_schedule_is_asked_lazily(monkeypatch):
+    """Queries are generated one at a time: an oracle that stops after 3 answers has seen
+    3 queries generated, not the whole schedule."""
+    from exactattn.learners import schedule as sched
+    made = {"n": 0}
+    orig = sched.Schedule.queries
+
+    def counting(self):
+        for q in orig(self):
+            made["n"] += 1
+            yield q
+    monkeypatch.setattr(sched.Schedule, "queries", counting)
+    model = ea.random_multi_head(3, 2, seed=0)
+    oracle = ea.Oracle(model, budget=3)
+    with pytest.raises(ea.errors.BudgetExceeded):
+        learn_multi_head(oracle, 3, heads=2, seed=0)
+    assert made["n"] == 4 and oracle.queries == 3   # the 4th was generated, then refused
+
+
+def _huge_denominator_model(den, d=2, H=2, seed=0):
+    rng = random.Random(seed)
+    return ea.MultiHeadAttention([
+        ([[Fraction(rng.randint(-den, den), den) for _ in range(d)] for _ in range(d)],
+         [Fraction(rng.randint(1, 5), 2) for _ in range(d)]) for _ in range(H)])
+
+
+@pytest.mark.parametrize("den", [10 ** 9 + 7, 10 ** 30 + 57, 10 ** 100 + 267])
+def test_entries_with_huge_denominators_are_learned(den):
+    """Exponents k = L·score of 10^15…10^106: no power table is built for them (modular
+    exponentiation), the ladder starts at a prime that holds the window, and the result
+    is certified exactly (these were MemoryError / OverflowError / minute-long stalls)."""
+    model = _huge_denominator_model(den)
+    res = learn_multi_head(ea.Oracle(model), 2, heads=2, seed=1)
+    assert res.model.head_set() == model.head_set()
+    first = res.certificate["prime_sizes_tried"][0]
+    assert 1 << (first - 1) > 2 * res.certificate["dlog_window"] + 1
+
+
+def test_exponents_beyond_every_prime_are_a_named_failure(monkeypatch):
+    monkeypatch.setattr(engines, "PRIME_BITS", (62,))
+    with pytest.raises(engines.ExponentsTooLarge) as e:
+        learn_multi_head(ea.Oracle(_huge_denominator_model(10 ** 30 + 57)), 2, heads=2, seed=1)
+    assert e.value.reason == "exponents-too-large"

@@ -83,10 +83,15 @@ def test_plain_callable_oracle():
         calls.append(len(tokens))
         return model(tokens, "exact")
 
-    res = learn_multi_head(f, 3, heads=2, seed=2)
+    res = learn_multi_head(f, 3, heads=2, seed=2, backend="exact")
     assert res.model.head_set() == model.head_set()
-    assert len(calls) == published_count(3, 2)
+    assert len(calls) == published_count(3, 2) == res.queries
     assert max(calls) == published_max_length(2)
+    # without backend=, one probe call (the zero token) infers it, outside the count
+    calls.clear()
+    res = learn_multi_head(f, 3, heads=2, seed=2)
+    assert res.backend == "exact" and res.model.head_set() == model.head_set()
+    assert len(calls) == published_count(3, 2) + 1 == res.queries + 1 and calls[0] == 1
 
 
 def test_small_box_failures_are_detected_and_resampling_recovers():
@@ -203,4 +208,4 @@ def test_one_corrupted_answer_is_never_silent(position):
         return y + Fraction(1, 10 ** 30) if count["n"] == position else y
 
     with pytest.raises(ea.LearningFailure):
-        learn_multi_head(f, 2, heads=2, seed=0)
+        learn_multi_head(f, 2, heads=2, seed=0, backend="exact")

@@ -124,6 +124,13 @@ class Comparison:
                 f"{self.bits:.1f} bits; {n})")
 
 
+def _working_dps(heads) -> int:
+    """30 digits, or more when an mpf entry carries more (so that its digits count)."""
+    from mpmath.ctx_mp_python import _mpf
+    return max([30] + [x.context.dps + 10 for W, v in heads for x in (*sum(map(list, W), []), *v)
+                       if isinstance(x, _mpf)])
+
+
 def _log_digits(err, base) -> float:
     if err == 0:
         return float("inf")
@@ -145,7 +152,7 @@ def compare(truth, result_heads, dps: int | None = None) -> Comparison:
     if len(dims) > 1:
         raise ValueError(f"cannot compare models of dimensions {sorted(dims)}")
     exact = _all_exact(true_heads) and _all_exact(found)
-    dps = dps or 30
+    dps = dps or _working_dps(true_heads + found)
     pairs, lost, extra = match_heads(true_heads, found, dps)
     rows, err = [], Fraction(0) if exact else mpmath.mpf(0)
     with mpmath.workdps(dps):

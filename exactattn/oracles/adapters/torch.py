@@ -27,11 +27,12 @@ otherwise.
   bias-free head x_jᵀ W x_N can express: refused, with a ValueError saying so;
 * ``add_bias_kv`` (extra key/value rows) and ``add_zero_attn`` are refused likewise.
 
-**Scale.**  Default initialisation (Xavier-uniform, bound √(6/(4E))) gives scores of about
-0.05 on unit-size tokens, so every pole e^{s} of P2's copy-count rational functions sits
-within ~0.05 of 1 and float interpolation breaks from H = 2 (d = 4).  Larger queries (a larger
-Gaussian scale on mp/float) or larger weights (scaling W_q, which scales every W_h) separate
-the poles; examples/torch_layer.py shows both.
+**Scale.**  Default initialisation (Xavier-uniform) gives scores of about 0.05–0.1 on the
+float learner's Gaussian queries, so every pole e^{s} of P2's copy-count rational functions
+sits near 1 and near the other heads' poles (E = 4, H = 2: median separation 0.09), and float
+interpolation breaks from H = 2.  Learning X ↦ F(cX) instead (heads c²W_h, c·v_h; divide
+back afterwards) separates the poles: c = 2…4 works there, c = 8 is ill-conditioned again
+(examples/torch_layer.py measures it).
 """
 
 from __future__ import annotations

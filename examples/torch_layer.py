@@ -102,7 +102,7 @@ def draw(plt, rows, E, H):
     import numpy as np
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.5))
     bins = np.logspace(-5, 3, 49)
-    for n, (c, sep, spread, outcome) in enumerate(rows):
+    for n, (c, sep, _spread, outcome) in enumerate(rows):
         ax.hist(np.clip(sep, bins[0], bins[-1]), bins=bins, histtype="step", linewidth=1.6,
                 color=f"C{n}", label=f"c = {c}")
         if isinstance(outcome, str):

@@ -204,3 +204,10 @@ def test_from_torch_cli(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert ea.model_from_json(out) == eat.heads(_layer(4, 1, seed=2), [0, 1, 0, 0])
     assert main(["model", "from-torch", str(tmp_path / "none.pt"), "--readout", "e0"]) == 2
+
+
+def test_threads_are_restored():
+    before = torch.get_num_threads()
+    o = eat.oracle(_layer(2, 2, seed=1), [1, 1], threads=1)
+    o([[1, 0], [0, 1]])
+    assert torch.get_num_threads() == before

@@ -246,3 +246,25 @@ def test_compare_reports_digits_and_bits_on_inexact_results():
     assert c.bits == pytest.approx(c.digits * float(mpmath.log(10, 2)))
     assert c.within(mpmath.mpf(10) ** -20) and not c.within(c.max_error / 2)
     assert "digits" in str(c) and "bits" in str(c)
+
+
+# ---------------------------------------------------------------------- the documentation
+DOC = __import__("pathlib").Path(__file__).resolve().parent.parent / "docs" / "models.md"
+
+
+def _python_blocks():
+    text = DOC.read_text(encoding="utf-8")
+    return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+
+
+@pytest.mark.parametrize("n", range(len(_python_blocks())))
+def test_the_python_snippets_of_docs_models_run(n, tmp_path, monkeypatch, capsys):
+    code = _python_blocks()[n]
+    if "import torch" in code:
+        pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.json").write_text(ea.model_to_json(ea.random_multi_head(3, 2, seed=5)))
+    for line in code.splitlines():        # top-level names only (plus the adapters' path)
+        assert "exactattn." not in line or "exactattn.adapters" in line, line
+    exec(compile(code, f"docs/models.md block {n}", "exec"), {})
+    capsys.readouterr()

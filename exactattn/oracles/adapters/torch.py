@@ -229,7 +229,7 @@ def _weights(mha, num_heads):
 
 
 # ---------------------------------------------------------------------- the oracle
-def oracle(mha, readout, dtype=None, **oracle_args) -> Oracle:
+def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> Oracle:
     """A counting, no-peek :class:`~exactattn.Oracle` whose answers are torch's own forward
     pass F(X) = rᵀ mha(X, X, X)[final position] (docs/design.md §3, §9).
 
@@ -238,7 +238,10 @@ def oracle(mha, readout, dtype=None, **oracle_args) -> Oracle:
     a float64 copy of a float32 layer: the same exact weights, a rounder arithmetic); the
     forward pass runs under ``torch.no_grad()``; the answer, minus the bias offset
     :func:`constant_offset`, is a Python float, so the backend is the learner's, else float.
-    ``readout`` has E entries (int, Fraction, "p/q" string or float).  ``oracle_args`` go to
+    ``readout`` has E entries (int, Fraction, "p/q" string or float).  Each forward pass runs
+    on ``threads`` CPU threads (default 1: a query is a handful of tokens, and torch's thread
+    pool costs ~50× more than it saves there; torch's own setting is restored after each call;
+    None keeps torch's setting).  ``oracle_args`` go to
     :class:`~exactattn.Oracle` (``backend``, ``budget``, ``noise``...).  A nonzero query
     bias, ``add_bias_kv``, ``add_zero_attn`` or active dropout is refused."""
     torch = _torch()
@@ -261,8 +264,15 @@ def oracle(mha, readout, dtype=None, **oracle_args) -> Oracle:
         X = torch.tensor([[float(x) for x in tok] for tok in tokens], dtype=dtype,
                          device=param.device)
         X = X.unsqueeze(0) if batch_first else X.unsqueeze(1)
-        with torch.no_grad():
-            out, _ = mha(X, X, X, need_weights=False)
+        before = torch.get_num_threads()
+        if threads is not None and threads != before:
+            torch.set_num_threads(threads)
+        try:
+            with torch.no_grad():
+                out, _ = mha(X, X, X, need_weights=False)
+        finally:
+            if torch.get_num_threads() != before:
+                torch.set_num_threads(before)
         last = out[0, -1] if batch_first else out[-1, 0]
         return float(last @ r) - offset
 

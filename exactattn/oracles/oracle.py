@@ -72,9 +72,14 @@ class Rounding:
 class Oracle:
     """Counts value queries to a model or any callable ``f(tokens) -> number`` (docs/design.md §3).
 
-    ``oracle(tokens)`` returns one number: the output at the final token.  Malformed
-    queries raise :class:`QueryError` and are not counted; a query past ``budget`` raises
-    :class:`BudgetExceeded` before it is asked.
+    ``target``: an AttentionHead, MultiHeadAttention, OneLayerTransformer, or a callable (what
+    it receives and must return: the module docstring).  ``backend``: "exact", "mp", "float",
+    a backend instance, or None (decided later: the learner's, else inferred).
+    ``oracle(tokens)`` takes a list, tuple, generator or NumPy array of token vectors with
+    entries int, Fraction, "p/q" string, NumPy integer or SymPy Rational (and floats / mpf on
+    mp and float) and returns one number: the output at the final token (exact: an
+    ExpElement).  Malformed queries raise :class:`QueryError` and are not counted; a query
+    past ``budget`` raises :class:`BudgetExceeded` before it is asked.
     """
 
     def __init__(self, target, dim: int | None = None, backend=None, dps=None,

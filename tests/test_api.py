@@ -86,6 +86,7 @@ def test_the_probe_is_recorded_and_not_counted():
         calls.append(X)
         return 0.5 * len(X)
     o = ea.Oracle(f, dim=2)
+    assert "undecided" in repr(o) and not calls      # repr never calls the black box
     assert not o.backend_decided
     assert o.decide().name == "float" and o.backend_decided
     assert o.probe == (((0, 0),), 0.5) and o.queries == 0 and o.transcript == []

@@ -245,7 +245,8 @@ class Oracle:
 
     def __repr__(self):
         tgt = type(self._target).__name__
-        return (f"Oracle({tgt}, dim={self.dim}, backend={self.backend.name}, "
+        backend = self._backend.name if self._backend is not None else "undecided"
+        return (f"Oracle({tgt}, dim={self.dim}, backend={backend}, "
                 f"queries={self.queries}, max_length={self.max_length})")
 
 

@@ -152,3 +152,14 @@ def test_round_trip_through_the_console_script(tmp_path):
     assert r.returncode == 0 and "recovered: yes" in r.stdout and "r.json" in r.stdout
     r = run("model", "compare", "m.json", "r.json")
     assert r.returncode == 0 and "exact: equal" in r.stdout
+
+
+def test_from_torch_without_torch_says_how_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)          # import torch → ImportError
+    f = tmp_path / "sd.pt"
+    f.write_bytes(b"")
+    code, _, err = _run(capsys, "model", "from-torch", f, "--heads", "1", "--readout", "e0")
+    assert code == 2 and "pip install 'exactattn[torch]'" in err
+    from exactattn.adapters import torch as eat
+    with pytest.raises(ImportError, match=r"exactattn\[torch\]"):
+        eat.oracle(object(), [1])

@@ -3,7 +3,8 @@
 
 The public API is this module's ``__all__``: models and their canonical form, the counting
 no-peek :class:`Oracle`, the learners (``learn_*``), comparison of results with a reference,
-and the named failures.  Learners and the Transformer are imported on first use, so
+the named failures, and adapters for foreign models (``from_sympy``, ``numpy_oracle``;
+``exactattn.adapters.torch`` for PyTorch).  Learners and the Transformer are imported on first use, so
 ``import exactattn`` stays light.
 """
 
@@ -33,7 +34,13 @@ _LAZY = {
     "OneLayerTransformer": "models.transformer",
     "random_transformer": "models.transformer",
     "same_transformer_function": "models.transformer",
+    "from_sympy": "oracles.adapters.sympy",
+    "numpy_oracle": "oracles.adapters.numpy",
+    "infer_backend": "oracles.oracle",
 }
+
+#: subpackages reachable as attributes (``exactattn.adapters.torch.oracle``)
+_SUBPACKAGES = ["adapters"]
 
 __all__ = [
     "__version__", "ExpElement", "get_backend", "AttentionHead", "MultiHeadAttention",
@@ -41,7 +48,7 @@ __all__ = [
     "load_model", "Oracle", "Additive", "Rounding", "ExactAttnError", "QueryError",
     "BudgetExceeded", "PeekError", "LearningFailure", "SingularBasis", "CollidingPoles",
     "InvisibleHead", "AmbiguousMatching", "NotAttention", "CertificationFailed",
-    "NotIdentifiable", "ConditionsNotMet", *_LAZY,
+    "NotIdentifiable", "ConditionsNotMet", *_LAZY, "adapters",
 ]
 
 
@@ -51,6 +58,9 @@ def __getattr__(name):
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name in _SUBPACKAGES:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'exactattn' has no attribute {name!r}")
 
 

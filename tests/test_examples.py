@@ -26,7 +26,9 @@ CASES = {
 }
 #: examples that need modules built elsewhere (issue 6: approximate oracles): script →
 #: (module it needs, arguments, PNG name)
-OPTIONAL = {"noise.py": ("exactattn.analysis.noise_sweep", ["--dim", "2", "--points", "3"], "noise")}
+OPTIONAL = {"noise.py": ("exactattn.analysis.noise_sweep", ["--dim", "2", "--points", "3"], "noise"),
+            "torch_layer.py": ("torch", ["--exact", "2,2", "--scales", "1,4",
+                                         "--samples", "60"], "torch_layer")}
 
 
 def png_size(path: Path):

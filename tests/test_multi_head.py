@@ -83,10 +83,15 @@ def test_plain_callable_oracle():
         calls.append(len(tokens))
         return model(tokens, "exact")
 
-    res = learn_multi_head(f, 3, heads=2, seed=2)
+    res = learn_multi_head(f, 3, heads=2, seed=2, backend="exact")
     assert res.model.head_set() == model.head_set()
-    assert len(calls) == published_count(3, 2)
+    assert len(calls) == published_count(3, 2) == res.queries
     assert max(calls) == published_max_length(2)
+    # without backend=, one probe call (the zero token) infers it, outside the count
+    calls.clear()
+    res = learn_multi_head(f, 3, heads=2, seed=2)
+    assert res.backend == "exact" and res.model.head_set() == model.head_set()
+    assert len(calls) == published_count(3, 2) + 1 == res.queries + 1 and calls[0] == 1
 
 
 def test_small_box_failures_are_detected_and_resampling_recovers():
@@ -137,13 +142,16 @@ def test_resample_reports_extra_queries():
     pytest.skip("no post-query failure found in 50 seeds")
 
 
-def test_mp_backend_recovers_gaussian_model_to_1e40():
+def test_mp_backend_recovers_gaussian_model_within_its_certified_bar():
+    """mp at 60 digits: the true parameter error (measured at 80 digits) lies inside the
+    certified error bar, and the bar itself is small (≤ 1e-25)."""
     model = ea.random_multi_head(4, 3, seed=5, kind="real")
     oracle, res = _learn(model, heads=3, backend="mp", dps=60, seed=1)
     assert res.queries == published_count(4, 3)
     from exactattn.learners.compare import parameter_error
-    err = parameter_error(model, res.heads)
-    assert err < mpmath.mpf("1e-40")
+    err = parameter_error(model, res.heads, dps=80)
+    assert res.error_bar.rigorous and err <= res.error_bar.bound
+    assert res.error_bar.bound < mpmath.mpf("1e-25")
 
 
 def test_float_backend_small_model():
@@ -203,4 +211,4 @@ def test_one_corrupted_answer_is_never_silent(position):
         return y + Fraction(1, 10 ** 30) if count["n"] == position else y
 
     with pytest.raises(ea.LearningFailure):
-        learn_multi_head(f, 2, heads=2, seed=0)
+        learn_multi_head(f, 2, heads=2, seed=0, backend="exact")

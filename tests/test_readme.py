@@ -31,7 +31,7 @@ NOT_RUN = {
     "browser; the notebooks themselves are run by tests/test_notebooks.py",
 }
 #: linked pages that are written on other branches and have not landed yet
-PENDING = {"docs/evidence.md", "docs/models.md"}
+PENDING = {"docs/evidence.md"}
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
@@ -122,19 +122,28 @@ _RUN = set()   # commands already run by an earlier page (each distinct command 
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_every_shell_command_shown_succeeds(page, tmp_path):
+def test_every_command_and_example_shown_succeeds(page, tmp_path):
+    """The page's shell commands, in order, then its Python examples in the same directory
+    (an example may read a file a command wrote, as a reader following the page would)."""
     cwd = _workdir(tmp_path)
     for line in shell_commands(page):
         cmd = _bare(line)
         if cmd in NOT_RUN:
             continue
-        if cmd in _RUN and cmd.startswith("exactattn ") and ">" not in cmd:
+        if cmd in _RUN and cmd.startswith("exactattn ") and ">" not in cmd and "--save" not in cmd:
             continue     # shown on an earlier page too, and nothing after it reads its files
         proc = subprocess.run(["bash", "-c", line], cwd=cwd, env=_env(), capture_output=True,
                               text=True, timeout=600)
         assert proc.returncode == 0, f"{page.name}: `{line}` exited {proc.returncode}\n" \
                                      f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         _RUN.add(cmd)
+    for code in blocks(page, "python"):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(),
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{page.name}:\n{code}\n{proc.stderr[-3000:]}"
+        expected = expected_outputs(code)
+        if expected is not None:
+            assert proc.stdout.splitlines() == expected, code
 
 
 def test_commands_not_run_are_shown_and_parse():
@@ -158,18 +167,6 @@ def expected_outputs(code: str):
         return None
     assert len(stated) == len(prints), f"prints without their expected output: {prints}"
     return [re.split(r"\s{2,}", line.split("# → ", 1)[1])[0].strip() for line in stated]
-
-
-@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")],
-                         ids=lambda p: p.name)
-def test_python_examples_print_what_they_say(page, tmp_path):
-    for code in blocks(page, "python"):
-        proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(),
-                              capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, f"{page.name}:\n{code}\n{proc.stderr[-3000:]}"
-        expected = expected_outputs(code)
-        if expected is not None:
-            assert proc.stdout.splitlines() == expected, code
 
 
 def test_a_wrong_expected_output_is_caught():

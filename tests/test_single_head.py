@@ -108,7 +108,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match="dimension"):
         learn_single_head(ea.Oracle(ea.random_head(2, seed=0)), 3)
     with pytest.raises(ValueError, match="backend"):
-        learn_single_head(ea.Oracle(ea.random_head(2, seed=0)), 2, backend="mp")
+        learn_single_head(ea.Oracle(ea.random_head(2, seed=0), backend="exact"), 2,
+                          backend="mp")
     with pytest.raises(TypeError):
         learn_single_head(ea.random_head(2, seed=0), 2)
 

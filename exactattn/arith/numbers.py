@@ -37,10 +37,12 @@ def is_rational_like(x) -> bool:
 
 
 def to_rational(x, where: str = "value") -> Fraction:
-    """Exact rational from int / Fraction / flint fmpq,fmpz / numpy integer / sympy Rational.
+    """Exact rational from int / Fraction / "p" or "p/q" string / flint fmpq,fmpz / numpy
+    integer / sympy Rational (docs/design.md §2) — the types every exact entry point accepts,
+    in Python as in JSON.
 
-    Floats are refused (their binary value is rarely what was meant); strings are refused
-    here (use :func:`parse_rational` for JSON text).
+    Floats are refused (their binary value is rarely what was meant: 0.1 is
+    3602879701896397/36028797018963968); so are bools, decimal strings and expressions.
     """
     tx = type(x)
     if tx is Fraction:
@@ -51,6 +53,12 @@ def to_rational(x, where: str = "value") -> Fraction:
         return x
     if isinstance(x, bool):
         raise TypeError(f"{where}: {x!r} is a bool, not a number")
+    if isinstance(x, str):
+        try:
+            return parse_rational(x, where)
+        except ValueError:
+            raise TypeError(f"{where}: {x!r} is not a number (write a rational as a string "
+                            f"\"p\" or \"p/q\", e.g. \"-3/4\")") from None
     if isinstance(x, numbers.Integral):
         return Fraction(int(x))
     mod = type(x).__module__
@@ -68,14 +76,20 @@ def to_rational(x, where: str = "value") -> Fraction:
     if s is not None:
         return s
     if isinstance(x, numbers.Real):
+        import math
+        if not math.isfinite(x):
+            raise ValueError(f"{where}: {x!r} is not a finite number")
         raise TypeError(
             f"{where}: {x!r} is a {type(x).__name__}; the exact backend needs exact rationals "
-            f"(write Fraction('{x}') or an integer, or use --backend mp / float)")
+            f"(write an integer, a Fraction or a string \"p/q\" such as "
+            f"\"{format_rational(Fraction(x).limit_denominator(10**6))}\", or use the mp or "
+            f"float backend)")
     raise TypeError(f"{where}: {x!r} ({type(x).__name__}) is not a number")
 
 
 def parse_rational(s, where: str = "value") -> Fraction:
-    """Rational from JSON text: "3", "-2/7" (no floats, no evaluation of expressions)."""
+    """Rational from text: "3", "-2/7" (no floats, no decimals, no evaluation of
+    expressions); ints and Fractions pass through."""
     if isinstance(s, (int, Fraction)) and not isinstance(s, bool):
         return Fraction(s)
     if not isinstance(s, str):

@@ -1,9 +1,11 @@
 """`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
 [--heads-bound H0] [--rank R] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
-[--json]` (docs/design.md §7).
+[--model FILE] [--save FILE] [--json]` (docs/design.md §7).
 
 Draws a seeded random model (rational entries for exact, Gaussian for mp/float; for low-rank
-W = Q Kᵀ of rank R), hides it behind a no-peek Oracle, runs the learner and reports the query
+W = Q Kᵀ of rank R), or reads the model in FILE (model JSON: `exactattn model`; the learner
+is told its number of canonical heads unless --heads or --heads-bound is given), hides it
+behind a no-peek Oracle, runs the learner and reports the query
 accounting and whether the true model was recovered: exact canonical equality on the exact
 backend, parameter error within the printed tolerance on mp/float.  A LearningFailure exits
 with status 1 and its reason; bad arguments exit with status 2.
@@ -20,14 +22,17 @@ VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 
 
 def register(sub):
-    p = sub.add_parser("learn", help="learn a seeded random model through a no-peek oracle",
+    p = sub.add_parser("learn", help="learn a seeded random model, or the model in a file (--model), "
+                            "through a no-peek oracle",
                        description=__doc__.split("\n\n")[1])
     p.add_argument("variant", choices=VARIANTS,
                    help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (docs/design.md §4.2), "
                         "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1)")
-    p.add_argument("--dim", type=positive_int, required=True, help="token dimension d")
-    p.add_argument("--heads", type=positive_int, default=1,
-                   help="number of heads of the random model (default 1)")
+    p.add_argument("--dim", type=positive_int, default=None,
+                   help="token dimension d (required unless --model gives it)")
+    p.add_argument("--heads", type=positive_int, default=None,
+                   help="number of heads of the random model (default 1); with --model, the "
+                        "number told to the learner (default: the model's canonical heads)")
     p.add_argument("--heads-bound", type=positive_int, default=None,
                    help="multi-head: tell the learner only H0 ≥ H")
     p.add_argument("--rank", type=nonnegative_int, default=None,
@@ -52,6 +57,10 @@ def register(sub):
                    help="mp/float: recovered only if the error bar is below this "
                         "(default 1e-6)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
+    p.add_argument("--model", default=None, metavar="FILE",
+                   help="learn the model in FILE (model JSON) instead of a random one")
+    p.add_argument("--save", default=None, metavar="FILE",
+                   help="write the recovered (canonical) model to FILE as model JSON")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.add_argument("--force", action="store_true",
@@ -73,6 +82,10 @@ def _positive_number(text):
 
 def _check_args(a):
     """Combinations argparse cannot see; ValueError → exit status 2."""
+    if a.dim is None:
+        raise ValueError("give --dim D (or --model FILE)")
+    if a.heads is None:
+        a.heads = 1
     if a.backend == "exact" and (a.oracle_digits is not None or a.accuracy is not None):
         raise ValueError("--oracle-digits and --accuracy apply to the mp and float backends")
     if a.heads_bound is not None and a.variant not in ("multi-head", "transformer"):
@@ -90,17 +103,51 @@ def _check_args(a):
     if a.holdout is not None and a.variant != "single-head":
         raise ValueError("--holdout applies to single-head only")
     if low:
-        if a.rank is None:
+        if a.rank is None and not a.model:
             raise ValueError("low-rank needs --rank R (the rank of the random W = Q Kᵀ)")
-        if a.rank > a.dim:
+        if a.rank is not None and a.rank > a.dim:
             raise ValueError(f"--rank {a.rank} exceeds --dim {a.dim}")
-        if a.rank_bound is not None and a.rank_bound < a.rank:
+        if a.rank_bound is not None and a.rank is not None and a.rank_bound < a.rank:
             raise ValueError(f"--rank-bound {a.rank_bound} is below --rank {a.rank}")
-        if a.rank_bound is not None and a.reveal_rank:
+        if a.rank_bound is not None and a.reveal_rank and not a.model:
             raise ValueError("give --rank-bound or --reveal-rank, not both")
         if a.heads != 1:
             raise ValueError("low-rank learns a single head (multi-head low rank is not "
                              "covered yet); drop --heads")
+
+
+def _user_model(a):
+    """The model in --model FILE; fills in --dim and --heads from it (docs/design.md §7)."""
+    from .model import read_model
+    model = read_model(a.model)
+    transformer = hasattr(model, "kink_form")
+    if transformer != (a.variant == "transformer"):
+        what = "a one-layer Transformer" if transformer else "a multi-head attention model"
+        raise ValueError(f"{a.model} holds {what}; learn it with "
+                         f"'{'transformer' if transformer else 'multi-head'}'")
+    if a.dim is not None and a.dim != model.dim:
+        raise ValueError(f"--dim {a.dim} but the model in {a.model} has dimension {model.dim}")
+    if a.backend == "exact" and not model.is_rational:
+        raise ValueError(f"{a.model} has real entries; the exact backend needs rationals "
+                         f"(use --backend mp or float)")
+    a.dim = model.dim
+    if a.heads is None:
+        a.heads = len(model.heads) if transformer else max(1, len(model.canonical().heads))
+    if a.variant == "low-rank" and a.rank is None:
+        # the learner is told nothing about the rank; the exact rank is reported beside it
+        a.reveal_rank = a.rank_bound is None
+        a.rank = _exact_rank(model) if model.is_rational else None
+    return model
+
+
+def _exact_rank(model):
+    """Exact rank of a rational single head's W (reported for low-rank with --model)."""
+    from flint import fmpq, fmpq_mat
+    if len(model.heads) != 1:
+        raise ValueError(f"low-rank learns a single head; the model has {len(model.heads)}")
+    W = model.heads[0].W
+    return fmpq_mat(len(W), len(W), [fmpq(x.numerator, x.denominator)
+                                     for r in W for x in r]).rank()
 
 
 def _model(a):
@@ -155,9 +202,10 @@ def run(a):
     from ..models.attention import same_function
     from ..oracles.oracle import Oracle
     from ..presentation.progress import Progress
+    user = _user_model(a) if a.model else None
     _check_args(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
-    model = _model(a)
+    model = user if user is not None else _model(a)
     noise = None
     if a.oracle_digits is not None:
         from ..oracles.oracle import Rounding
@@ -203,6 +251,11 @@ def run(a):
     if result.algorithm == "low-rank":
         out["rank_revealed"] = result.extra.get("rank")
         out["rank_given"] = result.extra.get("rank_given")
+    if a.model:
+        out["model_file"] = a.model
+    if a.save:
+        result.save(a.save)
+        out["saved"] = a.save
     print(dump(out) if a.json else _summary(out))
     return 0 if recovered else 1
 
@@ -271,4 +324,6 @@ def _summary(o):
              + (", certified exactly" if o["certified"] else ""),
              f"time {o['seconds']:.3f} s"]
     lines += [f"note: {n}" for n in o["notes"]]
+    if o.get("saved"):
+        lines.append(f"recovered model written to {o['saved']}")
     return "\n".join(lines)

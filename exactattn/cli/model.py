@@ -1,4 +1,16 @@
-"""`exactattn model random --dim D --heads H --seed S [--real]`: print a model as JSON."""
+"""`exactattn model random|show|canonical|from-torch`: make, read and convert models
+(model JSON: docs/design.md §1 models, §7 CLI, §9 foreign models).
+
+* ``random --dim D --heads H --seed S [--real]`` — a seeded random multi-head model as JSON;
+* ``show FILE`` — what the file holds: dimension, heads, entries, canonical heads, parameters;
+* ``canonical FILE`` — the canonical form (P2: equal W merged, v summed, zero sums dropped)
+  as model JSON;
+* ``compare REFERENCE RECOVERED [--tolerance T]`` — canonical heads matched by permutation:
+  exact equality (the same function) on rational models, else the error in digits and bits;
+  exit 0 when equal (exact) or within T (real entries), 1 otherwise;
+* ``from-torch FILE --readout R [--heads H] [--prefix P]`` — the ground-truth heads of a
+  saved ``nn.MultiheadAttention`` (state dict or module; needs torch) as model JSON.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +18,8 @@ from ._common import positive_int
 
 
 def register(sub):
-    p = sub.add_parser("model", help="make models")
+    p = sub.add_parser("model", help="make, show and convert models (model JSON)",
+                       description=__doc__.split("\n\n")[0])
     msub = p.add_subparsers(dest="model_command", parser_class=type(p))
     r = msub.add_parser("random", help="a seeded random multi-head model as JSON")
     r.add_argument("--dim", type=positive_int, required=True)
@@ -15,7 +28,54 @@ def register(sub):
     r.add_argument("--real", action="store_true",
                    help="Gaussian real entries (mp/float only) instead of rationals")
     r.set_defaults(func=run_random)
+    s = msub.add_parser("show", help="describe the model in a JSON file")
+    s.add_argument("file", help="model JSON (multi-head attention or one-layer Transformer)")
+    s.set_defaults(func=run_show)
+    c = msub.add_parser("canonical", help="the canonical form of the model in FILE as JSON "
+                                          "(P2: equal W merged, zero sums dropped)")
+    c.add_argument("file", help="model JSON of a multi-head attention model")
+    c.set_defaults(func=run_canonical)
+    k = msub.add_parser("compare", help="compare two models by their canonical heads")
+    k.add_argument("reference", help="model JSON of the reference (true) model")
+    k.add_argument("recovered", help="model JSON of the recovered model")
+    k.add_argument("--tolerance", default="1e-9",
+                   help="largest parameter error accepted when an entry is real (default "
+                        "1e-9); rational models are compared exactly")
+    k.add_argument("--dps", type=positive_int, default=30,
+                   help="digits for real entries (default 30)")
+    k.add_argument("--json", action="store_true", help="print one JSON object")
+    k.set_defaults(func=run_compare)
+    t = msub.add_parser("from-torch", help="the heads of a saved torch nn.MultiheadAttention "
+                                           "as model JSON (needs torch)")
+    t.add_argument("file", help="a torch.save file: state dict or nn.MultiheadAttention")
+    t.add_argument("--readout", required=True,
+                   help="read-out vector r: E comma-separated rationals (\"1,0,-1/2\") or eK "
+                        "for the K-th unit vector (e0 = first output coordinate)")
+    t.add_argument("--heads", type=positive_int, default=None,
+                   help="num_heads (needed for a state dict; checked for a saved module)")
+    t.add_argument("--prefix", default=None,
+                   help="key prefix of the attention layer when the file holds several")
+    t.add_argument("--dps", type=positive_int, default=50,
+                   help="digits for 1/√d_head when d_head is not a perfect square (default 50)")
+    t.add_argument("--raw", action="store_true",
+                   help="one head per torch head (default: the canonical form)")
+    t.set_defaults(func=run_from_torch)
     p.set_defaults(func=lambda a: p.print_help() or 2)
+
+
+def read_model(path: str):
+    """The model in a JSON file: a MultiHeadAttention, or a OneLayerTransformer when the file's
+    type is "one-layer-transformer"; bad files raise UsageError / ValueError (exit 2)."""
+    from ._common import read_json
+    data = read_json(path, "model")
+    if isinstance(data, dict) and data.get("type") == "one-layer-transformer":
+        from ..models.transformer import transformer_from_json
+        return transformer_from_json(data)
+    from ..models.attention import model_from_json
+    try:
+        return model_from_json(data)
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{path}: {e}") from None
 
 
 def run_random(args):
@@ -24,5 +84,98 @@ def run_random(args):
         raise ValueError(f"--heads must be ≥ 0, got {args.heads}")
     m = random_multi_head(args.dim, args.heads, seed=args.seed,
                           kind="real" if args.real else "rational")
+    print(model_to_json(m))
+    return 0
+
+
+def run_show(args):
+    m = read_model(args.file)
+    data = m.to_dict()                      # entries as written in model JSON
+    kind = data["entries"]
+    if hasattr(m, "kink_form"):
+        print(f"one-layer Transformer: d = {m.dim}, {len(m.heads)} head(s), "
+              f"{m.hidden} hidden unit(s), {kind} entries (docs/design.md §1)")
+        for h, hd in enumerate(data["heads"]):
+            print(f"head {h}: W = {_rows(hd['W'])}\n        V = {_rows(hd['V'])}")
+        print(f"A = {_rows(data['A'])}\nw = [{', '.join(data['w'])}]")
+        return 0
+    canon = m.canonical()
+    print(f"multi-head attention: d = {m.dim}, {len(m.heads)} head(s), {len(canon.heads)} "
+          f"canonical head(s), {kind} entries (docs/design.md §1)")
+    for h, hd in enumerate(data["heads"]):
+        print(f"head {h}: W = {_rows(hd['W'])}\n        v = [{', '.join(hd['v'])}]")
+    if len(canon.heads) != len(m.heads):
+        print(f"canonical form (equal W merged, zero sums dropped): "
+              f"exactattn model canonical {args.file}")
+    return 0
+
+
+def _rows(M):
+    return "[" + ", ".join("[" + ", ".join(r) + "]" for r in M) + "]"
+
+
+def run_canonical(args):
+    from ..models.attention import model_to_json
+    m = read_model(args.file)
+    if hasattr(m, "kink_form"):
+        raise ValueError(f"{args.file} holds a one-layer Transformer; 'model canonical' takes a "
+                         f"multi-head attention model")
+    print(model_to_json(m.canonical()))
+    return 0
+
+
+def run_compare(args):
+    import mpmath
+    from ..learners.compare import compare_models
+    from ._common import dump
+    ref, rec = read_model(args.reference), read_model(args.recovered)
+    c = compare_models(ref, rec, dps=args.dps)
+    if c.exact:
+        ok = bool(c.equal)
+    else:
+        try:
+            tol = mpmath.mpf(args.tolerance)
+        except (ValueError, TypeError):
+            raise ValueError(f"--tolerance {args.tolerance!r} is not a number") from None
+        ok = c.within(tol)
+    if args.json:
+        print(dump({"exact": c.exact, "equal": c.equal, "ok": ok, "what": c.what,
+                    "max_error": str(c.max_error) if c.exact else mpmath.nstr(c.max_error, 6),
+                    "digits": c.digits, "bits": c.bits, "matched": len(c.pairs),
+                    "unmatched_reference": c.missing, "unmatched_recovered": c.extra,
+                    "tolerance": None if c.exact else args.tolerance}))
+    else:
+        verdict = "" if c.exact else \
+            f" — {'within' if ok else 'NOT within'} tolerance {args.tolerance}"
+        print(f"{c}{verdict}")
+    return 0 if ok else 1
+
+
+def parse_readout(text: str):
+    """"1,0,-1/2" → rationals; "eK" → None, K (the unit vector, built once E is known)."""
+    from ..arith.numbers import parse_rational
+    t = text.strip()
+    if t[:1] in "eE" and t[1:].isdigit():
+        return None, int(t[1:])
+    return [parse_rational(x, f"--readout entry {i}") for i, x in enumerate(t.split(","))], None
+
+
+def run_from_torch(args):
+    from ..models.attention import model_to_json
+    try:
+        from ..oracles.adapters import torch as adapter
+        state, heads = adapter.load(args.file, args.heads, args.prefix)
+    except ImportError as e:
+        raise ValueError(str(e)) from None
+    if heads is None:
+        raise ValueError(f"{args.file} holds a state dict, which does not record num_heads: "
+                         f"pass --heads H")
+    r, unit = parse_readout(args.readout)
+    if r is None:
+        E = len(adapter.AttentionWeights(state, heads).Wo)
+        if unit >= E:
+            raise ValueError(f"--readout e{unit}: the layer has embed_dim {E} (e0…e{E - 1})")
+        r = [int(i == unit) for i in range(E)]
+    m = adapter.heads(state, r, num_heads=heads, dps=args.dps, canonical=not args.raw)
     print(model_to_json(m))
     return 0

@@ -61,7 +61,7 @@ class Session:
         self.progress = progress or _silent
         self.expected = expected
         self.dim = check_dim(dim)
-        # backend=None: the Oracle's own backend (exact for a plain callable), as in as_oracle
+        # backend=None: the Oracle's own backend (inferred for a plain callable), as in as_oracle
         self.oracle = as_oracle(oracle, self.dim, backend, dps)
         # the learner computes at its own precision when one is asked for explicitly
         own = self.oracle.backend

@@ -184,7 +184,7 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
 
     With ``rank`` given: exactly d + r(2d − r) queries of length ≤ 2.  Otherwise the rank is
     revealed (≤ 2r + 1 extra queries), capped by ``rank_bound`` if given.  ``backend=None``
-    means the Oracle's own backend (exact for a plain callable).  ``seed`` seeds the
+    means the Oracle's own backend (inferred for a plain callable).  ``seed`` seeds the
     bases; ``entries`` bounds their integer entries; ``probe_scale`` multiplies them (default 1
     on exact, 1/(entries·⌈√d⌉) on mp/float so that the scores stay O(‖W‖) and σ is not
     rounded to 1).  Single head only (multi-head low rank is not covered).

@@ -250,7 +250,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
 
     ``oracle`` is an :class:`~exactattn.Oracle` or any callable on a list of token vectors
     (answers taken as numbers of the chosen backend; ``backend=None`` means the Oracle's
-    own backend, or exact for a plain callable).  Query vectors: integer box
+    own backend, or inferred from a plain callable's answer).  Query vectors: integer box
     {−box…box}^d on the exact backend (default box = 1000), Gaussian with variance 1/d
     otherwise.
     Returns a :class:`LearnResult` whose ``heads`` are the canonical (W, v) pairs; raises a

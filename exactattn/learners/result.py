@@ -11,9 +11,10 @@ class LearnResult:
     ``.v[i]``; a head also unpacks as ``W, v = head``) plus counts, transcript and checks.
 
     ``heads`` are canonical (P2) for multi-head learners; ``model`` is the recovered model
-    (a :class:`~exactattn.models.MultiHeadAttention` here); ``certificate`` holds the exact
-    certification record on the exact backend (None elsewhere); ``error_bar`` what an mp /
-    float result proves about its parameters (an
+    (a :class:`~exactattn.models.MultiHeadAttention` here; a one-layer Transformer for
+    ``learn_transformer``); ``compare(truth)``, ``to_numpy()``, ``to_json()`` and ``save(path)``
+    use it; ``certificate`` holds the exact certification record on the exact backend (None
+    elsewhere); ``error_bar`` what an mp / float result proves about its parameters (an
     :class:`~exactattn.learners.precision.ErrorBar`; None on exact); ``notes`` lists
     non-fatal observations (e.g. fewer canonical heads than the bound).  The learners pass
     (W, v) pairs; they are turned into heads once, here."""
@@ -43,6 +44,38 @@ class LearnResult:
         """The recovered model: the heads as a MultiHeadAttention of dimension ``dim``."""
         from ..models.attention import MultiHeadAttention
         return MultiHeadAttention(self.heads, dim=self.dim)
+
+    # ------------------------------------------------------------------ using a result
+    def compare(self, truth, dps: int | None = None):
+        """The recovered model beside a reference ``truth`` (a model, a head, (W, v) pairs, or
+        a OneLayerTransformer): heads matched by permutation, errors exact on rational
+        models (``equal``: the same function), else in digits / bits
+        (:class:`~exactattn.learners.compare.Comparison`; P2 canonical heads)."""
+        from .compare import compare_models
+        return compare_models(truth, self.model, dps)
+
+    def to_numpy(self, dtype=None):
+        """``(W, v)``: the recovered heads as arrays of shape (H, d, d) and (H, d), float64 by
+        default (``dtype=object`` keeps the exact Fractions / mpf entries)."""
+        import numpy as np
+        dtype = np.float64 if dtype is None else dtype
+        conv = float if dtype is not object else (lambda x: x)
+        d, H = self.dim, len(self.heads)
+        W = np.array([[[conv(x) for x in r] for r in h.W] for h in self.heads], dtype=dtype)
+        v = np.array([[conv(x) for x in h.v] for h in self.heads], dtype=dtype)
+        return W.reshape(H, d, d), v.reshape(H, d)
+
+    def to_json(self) -> str:
+        """The recovered model as model JSON (rationals as "p/q" strings; the format of
+        ``exactattn model`` and :func:`~exactattn.model_to_json`; a Transformer in its own
+        JSON type)."""
+        import json
+        return json.dumps(self.model.to_dict(), indent=1)
+
+    def save(self, path) -> None:
+        """Write :meth:`to_json` to ``path``."""
+        with open(path, "w") as f:
+            f.write(self.to_json() + "\n")
 
     def __repr__(self):
         return (f"LearnResult({self.algorithm}, d={self.dim}, backend={self.backend}, "

@@ -64,7 +64,7 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
 
     ``oracle`` is an :class:`exactattn.Oracle` or a callable on a list of token vectors;
     ``backend`` ("exact", "mp", "float") must agree with an Oracle's, and None means the
-    Oracle's own (exact for a plain callable, mp if only ``dps`` is given).
+    Oracle's own (inferred from a plain callable's answer, mp if only ``dps`` is given).
     Exact backend: the answer is exact and certified (it reproduces every answer in Q(t)).
     ``seed`` only seeds the ``holdout`` queries (the schedule is deterministic); ``holdout``
     defaults to 0 on exact and 1 on noiseless mp/float (module docstring).

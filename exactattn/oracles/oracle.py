@@ -11,6 +11,20 @@ Noise modes (``noise=``):
 * ``Rounding(digits)`` — the answer rounded to ``digits`` significant digits.
 
 Noise needs the mp or float backend (an exact answer with noise is no longer exact).
+
+**Backends and types.**  ``backend=None`` (the default) leaves the backend to be decided: a
+learner given ``backend=`` makes the oracle adopt it; otherwise a model decides by its entries
+(rational → exact, real → mp) and a plain callable by its first answer (see
+:func:`infer_backend`), at the cost of one probe call on the single zero token, recorded in
+``probe`` and never counted in ``queries``.  A callable receives the query as a list of
+token vectors whose entries are the backend's scalars: ``int``/``Fraction`` on exact, ``mpf``
+on mp, ``float`` on float.  It must answer:
+
+* exact — an element of Q(e^{1/L}): an :class:`~exactattn.ExpElement` (e.g. from
+  ``exactattn.from_sympy(expr)`` or ``exp_rational``), or a rational (``int``, ``Fraction``,
+  "p/q" string, sympy Rational); never a float;
+* mp — an mpmath ``mpf`` (or anything mpmath converts exactly: int, Fraction, float);
+* float — a Python/NumPy float (or an int / Fraction).
 """
 
 from __future__ import annotations
@@ -22,7 +36,7 @@ from ..arith import Backend, ExpElement, get_backend
 from ..errors import BudgetExceeded, PeekError, QueryError
 from ..models.attention import AttentionHead, MultiHeadAttention, validate_tokens
 
-__all__ = ["Oracle", "Additive", "Rounding", "as_oracle"]
+__all__ = ["Oracle", "Additive", "Rounding", "as_oracle", "infer_backend"]
 
 
 @dataclass(frozen=True)
@@ -58,12 +72,17 @@ class Rounding:
 class Oracle:
     """Counts value queries to a model or any callable ``f(tokens) -> number`` (docs/design.md §3).
 
-    ``oracle(tokens)`` returns one number: the output at the final token.  Malformed
-    queries raise :class:`QueryError` and are not counted; a query past ``budget`` raises
-    :class:`BudgetExceeded` before it is asked.
+    ``target``: an AttentionHead, MultiHeadAttention, OneLayerTransformer, or a callable (what
+    it receives and must return: the module docstring).  ``backend``: "exact", "mp", "float",
+    a backend instance, or None (decided later: the learner's, else inferred).
+    ``oracle(tokens)`` takes a list, tuple, generator or NumPy array of token vectors with
+    entries int, Fraction, "p/q" string, NumPy integer or SymPy Rational (and floats / mpf on
+    mp and float) and returns one number: the output at the final token (exact: an
+    ExpElement).  Malformed queries raise :class:`QueryError` and are not counted; a query
+    past ``budget`` raises :class:`BudgetExceeded` before it is asked.
     """
 
-    def __init__(self, target, dim: int | None = None, backend="exact", dps=None,
+    def __init__(self, target, dim: int | None = None, backend=None, dps=None,
                  budget: int | None = None, noise=None, no_peek: bool = True,
                  record: bool = True):
         if isinstance(target, AttentionHead):
@@ -78,10 +97,12 @@ class Oracle:
             dim = target.dim
         elif not callable(target):
             raise TypeError("an oracle wraps a model or a callable f(tokens) -> number")
-        if dim is not None and (not isinstance(dim, int) or dim < 1):
+        if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool) or dim < 1):
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.dim = dim
-        self.backend: Backend = get_backend(backend, dps)
+        if backend is None and dps is not None:
+            backend = "mp"
+        self._backend: Backend | None = None if backend is None else get_backend(backend, dps)
         if budget is not None and (not isinstance(budget, int) or budget < 0):
             raise ValueError(f"budget must be a non-negative integer, got {budget!r}")
         self.budget = budget
@@ -89,15 +110,69 @@ class Oracle:
             noise = None
         if noise is not None and not isinstance(noise, (Additive, Rounding)):
             raise TypeError("noise must be None, 'exact', Additive(tau, mode) or Rounding(digits)")
-        if noise is not None and self.backend.name not in ("mp", "float"):
-            raise ValueError("noise needs the mp or float backend; exact answers cannot be noisy")
         self.noise = noise
+        if noise is not None:
+            if self._backend is None and not self._is_model:
+                raise ValueError("noise needs the mp or float backend: pass backend='mp' or "
+                                 "backend='float' to the Oracle")
+            self._check_noise(self.backend)
         self._rng = random.Random(noise.seed if isinstance(noise, Additive) else 0)
         self.no_peek = no_peek
         self.record = record
         self.queries = 0
         self.max_length = 0
         self.transcript: list[tuple[tuple, object]] = []
+        #: (query, answer) of the probe that chose the backend of a plain callable, else None
+        self.probe = None
+
+    # ------------------------------------------------------------------ the backend
+    @property
+    def backend(self) -> Backend:
+        """The arithmetic backend; decided on first use when the Oracle was built without one
+        (a model by its entries, a plain callable by one probe answer: :func:`infer_backend`)."""
+        if self._backend is None:
+            self._backend = self._decide()
+        return self._backend
+
+    @property
+    def backend_decided(self) -> bool:
+        return self._backend is not None
+
+    def decide(self) -> Backend:
+        """Decide the backend now (a no-op when it is decided); returns it."""
+        return self.backend
+
+    def adopt(self, backend, dps=None):
+        """Take the learner's backend; an Oracle whose backend is already decided keeps it and
+        must agree (raises ValueError otherwise)."""
+        be = get_backend(backend, dps)
+        if self._backend is None:
+            if self.noise is not None:
+                self._check_noise(be)
+            self._backend = be
+        elif self._backend.name != be.name:
+            raise ValueError(f"the oracle answers on the {self._backend.name} backend but the "
+                             f"learner was asked for {be.name}; make them agree (pass the same "
+                             f"backend= to both, or build the Oracle without one)")
+        return self._backend
+
+    def _decide(self, dim=None) -> Backend:
+        if self._is_model:
+            return get_backend("exact" if getattr(self._target, "is_rational", True) else "mp")
+        dim = self.dim if dim is None else dim
+        if dim is None:
+            raise ValueError("the backend of a plain callable is inferred from a probe answer, "
+                             "which needs the dimension: pass dim= (or backend=) to the Oracle")
+        probe = [[0] * dim]
+        answer = self._target(probe)
+        be = infer_backend(answer)
+        self.probe = (tuple(tuple(t) for t in probe), answer)
+        return be
+
+    @staticmethod
+    def _check_noise(be):
+        if be.name not in ("mp", "float"):
+            raise ValueError("noise needs the mp or float backend; exact answers cannot be noisy")
 
     # ------------------------------------------------------------------ access control
     @property
@@ -125,7 +200,9 @@ class Oracle:
             except TypeError:
                 raise QueryError("a query is a sequence of token vectors (a list of lists)") from None
         toks = validate_tokens(tokens, dim)
-        be = self.backend
+        if self._backend is None:
+            self._backend = self._decide(dim)
+        be = self._backend
         clean = be.tokens(toks)
         self.dim = dim
         if self.budget is not None and self.queries >= self.budget:
@@ -144,7 +221,7 @@ class Oracle:
         if self._is_model:
             return self._target(tokens, be)
         raw = self._target(tokens)
-        return _as_element(be, raw)
+        return _as_element(be, raw, inferred=self.probe is not None)
 
     def _perturb(self, y):
         n = self.noise
@@ -168,40 +245,91 @@ class Oracle:
 
     def __repr__(self):
         tgt = type(self._target).__name__
-        return (f"Oracle({tgt}, dim={self.dim}, backend={self.backend.name}, "
+        backend = self._backend.name if self._backend is not None else "undecided"
+        return (f"Oracle({tgt}, dim={self.dim}, backend={backend}, "
                 f"queries={self.queries}, max_length={self.max_length})")
 
 
-def _as_element(be: Backend, raw):
-    """A plain callable's answer as an element of the backend (docs/design.md §7)."""
+def _unwrap(raw):
+    """A 0-d array or tensor (numpy, torch: anything with ``shape == ()`` and ``item()``) as
+    the Python number it holds."""
+    if getattr(raw, "shape", None) == () and callable(getattr(raw, "item", None)):
+        return raw.item()
+    return raw
+
+
+def _is_sympy(raw) -> bool:
+    return type(raw).__module__.startswith("sympy")
+
+
+def infer_backend(answer) -> Backend:
+    """The backend a plain callable's answer calls for (docs/design.md §3, §7):
+
+    * ``float`` (Python or NumPy floating, a 0-d array/tensor holding one) → float;
+    * mpmath ``mpf`` → mp at the mpf's own precision (its context's dps);
+    * :class:`~exactattn.ExpElement`, ``int``, ``Fraction``, "p/q" string, sympy
+      expression (exp of rationals with rational arithmetic) → exact.
+
+    Anything else raises TypeError saying how to choose the backend explicitly."""
+    import numbers
+    from mpmath.ctx_mp_python import _mpf
+    raw = _unwrap(answer)
+    if isinstance(raw, ExpElement):
+        return get_backend("exact")
+    if isinstance(raw, _mpf):
+        return get_backend("mp", max(raw.context.dps, 15))
+    if isinstance(raw, bool):
+        raise TypeError(f"the oracle answered {raw!r}, a bool, not a number")
+    if isinstance(raw, (numbers.Rational, str)) or _is_sympy(raw):
+        return get_backend("exact")
+    if isinstance(raw, numbers.Real):
+        return get_backend("float")
+    raise TypeError(f"cannot infer the backend from the oracle answer {raw!r} "
+                    f"({type(raw).__name__}): pass backend='exact' (answers ExpElement or "
+                    f"rational), 'mp' (mpf) or 'float' (float) to the learner or the Oracle")
+
+
+def _as_element(be: Backend, raw, inferred: bool = False):
+    """A plain callable's answer as an element of the backend (docs/design.md §3, §7)."""
+    raw = _unwrap(raw)
     if be.name == "exact":
         if isinstance(raw, ExpElement):
             return raw
+        if _is_sympy(raw):
+            from .adapters.sympy import from_sympy
+            return from_sympy(raw)
+        import numbers
+        if isinstance(raw, numbers.Real) and not isinstance(raw, (bool, numbers.Rational)):
+            how = ("the backend was inferred as exact from the probe answer"
+                   if inferred else "the oracle is on the exact backend")
+            raise TypeError(
+                f"oracle answer: {raw!r} is a {type(raw).__name__}, but {how}: an exact "
+                f"oracle answers with an element of Q(e^(1/L)), an exactattn.ExpElement (e.g. "
+                f"exactattn.from_sympy(expr)) or a rational (int, Fraction); for float answers "
+                f"pass backend='float' or backend='mp'")
         return be.element(be.scalar(raw, "oracle answer"))
     return be.scalar(raw, "oracle answer")
 
 
-def as_oracle(oracle, dim: int, backend="exact", dps=None) -> Oracle:
-    """The learners' entry: an Oracle as is (its backend must match), or wrap a callable.
-    ``backend=None`` means the Oracle's own backend (exact for a plain callable)."""
-    if backend is None:
-        if isinstance(oracle, Oracle):
-            backend, dps = oracle.backend, None
-        else:
-            backend = "exact" if dps is None else "mp"
-    if isinstance(oracle, Oracle):
-        be = get_backend(backend, dps)
-        if oracle.backend.name != be.name:
-            raise ValueError(f"the oracle answers on the {oracle.backend.name} backend but the "
-                             f"learner was asked for {be.name}; make them agree")
-        if oracle.dim is not None and oracle.dim != dim:
-            raise ValueError(f"the oracle has dimension {oracle.dim} but dim={dim} was given")
-        if oracle.dim is None:
-            oracle.dim = dim
-        return oracle
+def as_oracle(oracle, dim: int, backend=None, dps=None) -> Oracle:
+    """The learners' entry (docs/design.md §3): an Oracle as is, or a callable wrapped in one.
+
+    ``backend=None`` keeps an Oracle's own backend; an Oracle built without one, or a plain
+    callable, then has it inferred (:func:`infer_backend`: one probe call, recorded in
+    ``oracle.probe``).  A given ``backend`` is adopted by an Oracle built without one and must
+    agree with an Oracle's own backend otherwise."""
     if isinstance(oracle, (AttentionHead, MultiHeadAttention)):
         raise TypeError("pass Oracle(model) rather than the model itself, so that queries are "
                         "counted and the parameters hidden")
-    if not callable(oracle):
-        raise TypeError("oracle must be an exactattn.Oracle or a callable on a list of tokens")
-    return Oracle(oracle, dim=dim, backend=backend, dps=dps)
+    if not isinstance(oracle, Oracle):
+        if not callable(oracle):
+            raise TypeError("oracle must be an exactattn.Oracle or a callable on a list of tokens")
+        oracle = Oracle(oracle, dim=dim)
+    if oracle.dim is not None and oracle.dim != dim:
+        raise ValueError(f"the oracle has dimension {oracle.dim} but dim={dim} was given")
+    if oracle.dim is None:
+        oracle.dim = dim
+    if backend is not None or dps is not None:
+        oracle.adopt("mp" if backend is None else backend, dps)
+    oracle.decide()  # before the learner's first query
+    return oracle

@@ -1,0 +1,210 @@
+"""The PyTorch adapter on real nn.MultiheadAttention modules (docs/design.md §9).
+
+Skipped where torch is absent (it is an extra); CI installs the CPU build."""
+
+import json
+import random
+from fractions import Fraction
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import exactattn as ea  # noqa: E402
+from exactattn.adapters import torch as eat  # noqa: E402
+from exactattn.cli.main import main  # noqa: E402
+
+
+def _layer(E, H, seed, bias=False, grid=8, scale=4, dtype=torch.float64, batch_first=True):
+    """A layer whose weights are small dyadic rationals k/grid·scale (exact, small exponents)."""
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(E, H, batch_first=batch_first, bias=bias).to(dtype)
+    with torch.no_grad():
+        for name, p in mha.named_parameters():
+            if "bias" not in name:
+                p.copy_(torch.round(p * grid) / grid * scale)
+    return mha.eval()
+
+
+def _queries(E, count=6, seed=0):
+    rng = random.Random(seed)
+    return [[[rng.randint(-3, 3) for _ in range(E)] for _ in range(rng.randint(1, 4))]
+            for _ in range(count)]
+
+
+def _transposed(model):
+    """The orientation a user tries first, W_q,hᵀ W_k,h: the planted bug."""
+    return ea.MultiHeadAttention([ea.AttentionHead([list(c) for c in zip(*h.W)], h.v)
+                                  for h in model.heads])
+
+
+SHAPES = [(4, 1), (2, 2), (3, 3), (8, 2)]   # d_head = 4, 1, 1, 4: perfect squares
+
+
+@pytest.mark.parametrize("E,H", SHAPES)
+def test_forward_pass_is_the_exact_heads(E, H):
+    """torch's float64 forward pass agrees with the exact model W_h = W_kᵀW_q/√d_h,
+    v_h = (W_o,h W_v,h)ᵀ r to rounding; the transposed orientation does not."""
+    mha = _layer(E, H, seed=E + H)
+    r = [Fraction(1, 2)] + [Fraction(-1)] * (E - 1)
+    truth = eat.heads(mha, r, canonical=False)
+    assert truth.is_rational and len(truth.heads) == H
+    o = eat.oracle(mha, r)
+    worst, worst_t = 0.0, 0.0
+    for X in _queries(E):
+        exact = float(truth(X, "exact"))
+        y = o(X)
+        assert isinstance(y, float)
+        worst = max(worst, abs(y - exact) / (1 + abs(exact)))
+        worst_t = max(worst_t, abs(float(_transposed(truth)(X, "exact")) - exact))
+    assert worst < 1e-12
+    assert worst_t > 1e-3          # the check tells the two orientations apart
+    assert o.backend.name == "float" and o.probe is not None and o.queries == 6
+
+
+def test_non_square_head_dimension_gives_mp_heads():
+    mha = _layer(2, 1, seed=3)     # d_head = 2: 1/√2 is irrational
+    truth = eat.heads(mha, [1, 0], dps=40)
+    assert not truth.is_rational
+    X = [[1, 2], [0, -1], [2, 1]]
+    assert abs(eat.oracle(mha, [1, 0])(X) - float(truth(X, "mp", dps=40))) < 1e-12
+
+
+@pytest.mark.parametrize("E,H", SHAPES[:3])
+def test_recovered_exactly_from_the_weights(E, H):
+    """The ground truth from the weights is learned exactly (P2 count) and compares equal."""
+    mha = _layer(E, H, seed=10 + H)
+    truth = eat.heads(mha, [1] * E)
+    res = ea.learn_multi_head(ea.Oracle(truth), E, heads=len(truth.heads), seed=1)
+    c = res.compare(truth)
+    assert c.exact and c.equal and c.max_error == 0
+    assert res.queries == 4 * len(truth.heads) * E * E - 2 * len(truth.heads) + 1
+
+
+@pytest.mark.parametrize("E,H", SHAPES[:3])
+def test_recovered_from_the_float_forward_pass_or_named_failure(E, H):
+    """From torch's own float64 answers: a result whose error bar (when the result carries
+    one) contains the true error against the exact weights, or a named LearningFailure."""
+    mha = _layer(E, H, seed=20 + H)
+    truth = eat.heads(mha, [1] * E)
+    try:
+        res = ea.learn_multi_head(eat.oracle(mha, [1] * E), E, heads=len(truth.heads),
+                                  seed=0, backend="float")
+    except ea.LearningFailure as e:
+        assert e.reason and e.reason != "learning-failure"
+        return
+    err = res.compare(truth).max_error
+    assert err < float("inf")
+    assert res.error_bar is not None                   # every float result carries one
+    assert err <= res.error_bar.bound
+
+
+def test_float32_module_and_dtype():
+    mha64 = _layer(4, 1, seed=5, scale=1)
+    mha32 = _layer(4, 1, seed=5, scale=1, dtype=torch.float32)
+    r = [1, 0, 0, 0]
+    assert eat.heads(mha32, r) == eat.heads(mha64, r)      # the same exact weights
+    X = [[1, 2, 0, -1], [0, 1, 1, 2]]
+    exact = float(eat.heads(mha64, r)(X, "exact"))
+    y32 = eat.oracle(mha32, r)(X)
+    y64 = eat.oracle(mha32, r, dtype=torch.float64)(X)
+    assert abs(y32 - exact) < 1e-5 and abs(y64 - exact) < 1e-13
+    assert abs(y32 - exact) > abs(y64 - exact)
+    assert next(mha32.parameters()).dtype == torch.float32  # the user's layer is untouched
+
+
+def test_batch_first_false():
+    a = _layer(3, 3, seed=7)
+    b = _layer(3, 3, seed=7, batch_first=False)
+    X = [[1, 0, 2], [2, 1, -1]]
+    assert abs(eat.oracle(a, [1, 1, 1])(X) - eat.oracle(b, [1, 1, 1])(X)) < 1e-14
+
+
+def test_biases_enter_as_documented():
+    mha = _layer(4, 1, seed=8, bias=True)
+    with torch.no_grad():
+        mha.in_proj_bias.copy_(torch.round(torch.randn(12) * 8) / 8 + 1)
+        mha.out_proj.bias.copy_(torch.round(torch.randn(4) * 8) / 8)
+    r = [1, -1, 0, 2]
+    with pytest.raises(ValueError, match="query bias"):
+        eat.oracle(mha, r)
+    with pytest.raises(ValueError, match="query bias"):
+        eat.heads(mha, r)
+    with torch.no_grad():
+        mha.in_proj_bias[:4] = 0     # the key and value biases stay
+    c = eat.constant_offset(mha, r)
+    assert c != 0
+    truth = eat.heads(mha, r)
+    o = eat.oracle(mha, r)
+    X = [[1, 2, 0, -1], [0, 1, 1, 2], [1, 1, 1, 1]]
+    exact = float(truth(X, "exact"))
+    assert abs(o(X) - exact) < 1e-12
+    with torch.no_grad():     # what the oracle removed: the raw answer is offset by c exactly
+        raw = float(mha(*(torch.tensor([X], dtype=torch.float64),) * 3)[0][0, -1]
+                    @ torch.tensor(r, dtype=torch.float64))
+    assert abs(raw - exact - float(c)) < 1e-12
+
+
+def test_refusals():
+    r = [1, 0, 0, 0]
+    with pytest.raises(ValueError, match="add_bias_kv"):
+        eat.heads(torch.nn.MultiheadAttention(4, 2, batch_first=True, add_bias_kv=True), r)
+    with pytest.raises(ValueError, match="add_zero_attn"):
+        eat.oracle(torch.nn.MultiheadAttention(4, 2, add_zero_attn=True), r)
+    with pytest.raises(ValueError, match="eval"):
+        eat.oracle(torch.nn.MultiheadAttention(4, 2, dropout=0.1), r)
+    with pytest.raises(ValueError, match="readout"):
+        eat.heads(_layer(4, 2, seed=0), [1, 0])
+    with pytest.raises(ValueError, match="num_heads"):
+        eat.heads(eat.state_of(_layer(4, 2, seed=0)), r)
+
+
+def test_a_plain_callable_may_answer_with_a_0d_tensor():
+    mha = _layer(2, 2, seed=9)
+
+    def f(tokens):
+        X = torch.tensor([tokens], dtype=torch.float64)
+        with torch.no_grad():
+            return mha(X, X, X)[0][0, -1, 0]        # a 0-d tensor
+    o = ea.Oracle(f)
+    assert o([[1, 0], [0, 1]]) == pytest.approx(eat.oracle(mha, [1, 0])([[1, 0], [0, 1]]))
+    assert o.backend.name == "float"
+
+
+# ---------------------------------------------------------------------- files and the CLI
+def test_from_torch_cli(tmp_path, capsys):
+    mha = _layer(4, 2, seed=11)
+    r = [1, 0, 0, 0]
+    sd, mod = tmp_path / "sd.pt", tmp_path / "mod.pt"
+    torch.save(mha.state_dict(), sd)
+    torch.save(mha, mod)
+    truth = eat.heads(mha, r)
+    for argv in (["model", "from-torch", str(sd), "--heads", "2", "--readout", "e0"],
+                 ["model", "from-torch", str(mod), "--readout", "1,0,0,0"]):
+        assert main(argv) == 0
+        assert ea.model_from_json(capsys.readouterr().out) == truth
+    assert main(["model", "from-torch", str(sd), "--readout", "e0"]) == 2
+    assert "--heads" in capsys.readouterr().err
+    assert main(["model", "from-torch", str(mod), "--heads", "4", "--readout", "e0"]) == 2
+    capsys.readouterr()
+
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = _layer(4, 2, seed=1), _layer(4, 1, seed=2)
+    two = tmp_path / "two.pt"
+    torch.save(Two().state_dict(), two)
+    assert main(["model", "from-torch", str(two), "--heads", "1", "--readout", "e1"]) == 2
+    assert "--prefix" in capsys.readouterr().err
+    assert main(["model", "from-torch", str(two), "--heads", "1", "--readout", "e1",
+                 "--prefix", "b."]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert ea.model_from_json(out) == eat.heads(_layer(4, 1, seed=2), [0, 1, 0, 0])
+    assert main(["model", "from-torch", str(tmp_path / "none.pt"), "--readout", "e0"]) == 2
+
+
+def test_threads_are_restored():
+    before = torch.get_num_threads()
+    o = eat.oracle(_layer(2, 2, seed=1), [1, 1], threads=1)
+    o([[1, 0], [0, 1]])
+    assert torch.get_num_threads() == before

@@ -52,7 +52,7 @@ from ..errors import (CertificationFailed, CollidingPoles, InvisibleHead,
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ._p1 import _exact_logit
 from .economy_structure import economy_count, economy_max_length
-from .engines import ModularEngine
+from .engines import PRIME_BITS, ModularEngine
 from .interpolation import solve_family
 from .limit_interpolation import solve_family_with_limit
 from .result import LearnResult
@@ -61,7 +61,6 @@ __all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_di
            "column_one", "ask_dual_column", "recover_dual_columns", "dual_rows", "assemble",
            "certify_run"]
 
-_PRIME_BITS = (62, 127, 255, 511)
 #: one-query matching tries the H*! pairings; above this the matching family is cheaper to run
 MAX_ONE_QUERY_HEADS = 6
 #: entries of the random recombination of each head's single-visible directions: small, since
@@ -130,10 +129,12 @@ class _Asker:
 
 
 def _with_prime_sizes(step):
-    """Run ``step(bits)`` at growing prime sizes: a modular mishap (BadReduction) or a failure
-    that a larger prime may cure is retried without new queries; the last failure is raised."""
+    """Run ``step(bits)`` at the growing prime sizes of the modular ladder
+    (:data:`~exactattn.learners.engines.PRIME_BITS`): a modular mishap (BadReduction) or a
+    failure that a larger prime may cure is retried without new queries; the last failure is
+    raised."""
     last = None
-    for bits in _PRIME_BITS:
+    for bits in PRIME_BITS:
         try:
             return step(bits)
         except BadReduction as e:

@@ -204,22 +204,8 @@ def test_p2_count_certificate_rejects_a_changed_count():
     verify.verify(json.loads(json.dumps(cert)))
     count = next(c for c in cert["checks"] if c["kind"] == "count")
     count["queries"] += 1
-    with pytest.raises(verify.Rejected, match="published"):
+    with pytest.raises(verify.Rejected, match="transcript of check"):
         verify.verify(json.loads(json.dumps(cert)))
-
-
-def test_p2_prob1_certificate_rejects_a_hidden_silent_failure():
-    needs_multi_head()
-    params = {"d,H,box,trials": [[1, 2, 1, 30]], "seed": 0}
-    verdict = get_claim("P2-prob1").run(params)
-    assert verdict.holds, verdict.details
-    cert = json.loads(json.dumps(verdict.certificate))
-    cert["size"], cert["holds"] = "quick", True
-    verify.verify(cert)
-    trial = next(t for t in cert["checks"][0]["monte_carlo"]["trials"] if t["outcome"] == "recovered")
-    trial["recovered"][0]["v"][0] = "123"           # a wrong model recorded as recovered
-    with pytest.raises(verify.Rejected, match="silent wrong"):
-        verify.verify(cert)
 
 
 # ------------------------------------------------------------------ CLI

@@ -8,7 +8,8 @@ from exactattn.models.attention import MultiHeadAttention
 
 from .certificates import heads_json, transcript_json, vector_json
 
-__all__ = ["count_check", "run_record", "canonical_set", "same_canonical", "run_params"]
+__all__ = ["count_check", "run_record", "run_certificate", "canonical_set", "same_canonical",
+           "run_params"]
 
 
 def count_check(formula: str, params: dict, queries: int, max_length: int, run: int) -> dict:
@@ -47,6 +48,21 @@ def run_record(result, model=None) -> dict:
     if model is not None:
         rec["model"] = heads_json(_heads(model))
     return rec
+
+
+RUN_STATEMENT = ("identifiability certificate of one exact learner run: the transcript is the "
+                 "learner's schedule, the recovered model reproduces every answer, and the draw "
+                 "is generic for it")
+
+
+def run_certificate(result, model=None) -> dict:
+    """A stand-alone certificate of one exact run (``exactattn learn ... --certificate FILE``)
+    that ``python -m proofs_checks.verify FILE`` checks (docs/design.md §8)."""
+    from .certificates import FORMAT, VERSION
+    return {"format": FORMAT, "version": VERSION, "claim": "run",
+            "reference": "docs/design.md §8", "statement": RUN_STATEMENT, "size": "full",
+            "params": {"learner": result.algorithm, "dim": result.dim}, "holds": True,
+            "checks": [run_record(result, model)], "symbolic": []}
 
 
 def _heads(m):

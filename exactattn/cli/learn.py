@@ -47,6 +47,10 @@ def register(sub):
     add_backend_args(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--certificate", metavar="FILE", default=None,
+                   help="exact single-head, multi-head, low-rank: write a stand-alone "
+                        "identifiability certificate of the run that "
+                        "'python -m proofs_checks.verify FILE' checks")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
 
@@ -65,6 +69,9 @@ def _check_args(a):
                         ("--reveal-rank", a.reveal_rank)):
         if given and not low:
             raise ValueError(f"{flag} applies to low-rank only")
+    if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
+        raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
+                         "low-rank")
     if a.holdout is not None and a.variant != "single-head":
         raise ValueError("--holdout applies to single-head only")
     if low:
@@ -160,8 +167,20 @@ def run(a):
     if result.algorithm == "low-rank":
         out["rank_revealed"] = result.extra.get("rank")
         out["rank_given"] = result.extra.get("rank_given")
+    if a.certificate is not None:
+        out["certificate"] = _write_certificate(a.certificate, result, model)
     print(dump(out) if a.json else _summary(out))
     return 0 if recovered else 1
+
+
+def _write_certificate(path, result, model):
+    """The run's identifiability certificate (docs/design.md §8), written to `path`."""
+    import json
+    from proofs_checks.common import run_certificate
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(run_certificate(result, model), f, ensure_ascii=False)
+        f.write("\n")
+    return path
 
 
 def _failed(a, base, e, oracle, seconds):

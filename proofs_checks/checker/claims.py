@@ -3,7 +3,9 @@ checks must cover, and the sympy records written for the reader."""
 
 from __future__ import annotations
 
-from .parse import require
+from fractions import Fraction
+
+from .parse import rat, require
 
 FORMAT = "exactattn-certificate"
 VERSION = 1
@@ -42,6 +44,12 @@ CLAIMS = {
                      "whole schedule from (U, X) and differ elsewhere: identifiability holds "
                      "with probability one, not always",
                      {"non-unique", "run"}),
+    # a user's own run (`exactattn learn ... --certificate FILE`)
+    "run": ("docs/design.md §8",
+            "identifiability certificate of one exact learner run: the transcript is the "
+            "learner's schedule, the recovered model reproduces every answer, and the draw is "
+            "generic for it",
+            {"run"}),
     # approximate-oracle claims (issue 6): real arithmetic, no certificate is written
     "P1-T6.1": ("P1 Thm 6.1",
                 "answers within ±τ: d²+d queries of length ≤ 2 give ‖Ŵ−W‖_F ≤ ε_W, ‖v̂−v‖ ≤ ε_v "
@@ -145,6 +153,8 @@ def params_p2_prob1(p, checks):
     got = [[c.get("dim"), c.get("H"), c.get("box"), (c.get("monte_carlo") or {}).get("trials")]
            for c in _of(checks, "bad-set")]
     require(got == want, "params: configurations ≠ the bad-set checks")
+    require(all(rat(c.get("bound"), "bound") <= Fraction(1, 20) for c in _of(checks, "bad-set")),
+            "params: every configuration must have D/|S| ≤ 1/20 (a bound that can be violated)")
 
 
 def params_p2_canonical(p, checks):
@@ -169,7 +179,14 @@ def params_p2_nonunique(p, checks):
     require(len(nu) == 1 and len(runs) == 1, "params: one non-unique record and one run")
 
 
-PARAMS = {"P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
+def params_run(p, checks):
+    """A stand-alone run certificate: one run record, its learner and dimension as params."""
+    require(len(checks) == 1 and checks[0].get("kind") == "run", "params: exactly one run record")
+    require(set(p) == {"learner", "dim"} and p["learner"] == checks[0].get("learner") and
+            p["dim"] == checks[0].get("dim"), "params: expected {learner, dim} of the run")
+
+
+PARAMS = {"run": params_run, "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
           "P2-nonunique": params_p2_nonunique}

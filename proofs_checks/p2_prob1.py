@@ -191,8 +191,7 @@ CLAIM = register(Claim(
     reference="P2 probability one",
     statement="the bad set is a proper algebraic set (measure zero); Pr[fail] ≤ D/|S| for "
               "entries from S; every failure lies in the bad set",
-    sizes={"quick": {"d,H,box,trials": [[1, 3, 40, 1000], [2, 2, 240, 1000], [2, 3, 910, 1000]],
-                     "seed": 0},
+    sizes={"quick": {"d,H,box,trials": [[1, 3, 40, 1000], [2, 3, 910, 1000]], "seed": 0},
            "full": {"d,H,box,trials": [[1, 3, 40, 10000], [2, 2, 240, 10000],
                                        [2, 3, 910, 10000], [3, 3, 2190, 10000]],
                     "seed": 0}},

@@ -40,6 +40,6 @@ does not re-prove them but spot-checks them through the kinds above.
 """
 
 from .parse import Rejected
-from .verify import main, verify, verify_file
+from .verify import main, verify, verify_bytes, verify_file
 
-__all__ = ["Rejected", "verify", "verify_file", "main"]
+__all__ = ["Rejected", "verify", "verify_bytes", "verify_file", "main"]

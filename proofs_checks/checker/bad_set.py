@@ -14,7 +14,7 @@ import math
 import random
 from fractions import Fraction
 
-from .binomial import MAX_TRIALS, consistent_with_bound, is_upper_limit
+from .binomial import MAX_TRIALS, consistent_with_bound, is_least_upper_limit
 from .parse import (field, fmt, heads, integer, listed, multiset, only, rat, require, same_json,
                     vector)
 from .poly import degree, normalise, padd, pconst, peval, pdet, pmul, poly_from, ppow, pscale, pvar
@@ -260,10 +260,10 @@ def _monte_carlo(mc, model, d, H, box, bound, polys, checks):
                 f"{fmt(level)} (exact binomial test)")
     fu = rat(mc["failure_upper_limit"], "failure_upper_limit")
     bu = rat(mc["bad_upper_limit"], "bad_upper_limit")
-    require(is_upper_limit(n, failures, fu, level), "monte_carlo: failure_upper_limit is not a "
-            f"Clopper–Pearson upper limit at confidence 1 − {fmt(level)}")
-    require(is_upper_limit(n, bad, bu, level), "monte_carlo: bad_upper_limit is not a "
-            f"Clopper–Pearson upper limit at confidence 1 − {fmt(level)}")
+    require(is_least_upper_limit(n, failures, fu, level), "monte_carlo: failure_upper_limit is "
+            f"not the Clopper–Pearson upper limit at confidence 1 − {fmt(level)} (grid 2^-24)")
+    require(is_least_upper_limit(n, bad, bu, level), "monte_carlo: bad_upper_limit is not the "
+            f"Clopper–Pearson upper limit at confidence 1 − {fmt(level)} (grid 2^-24)")
     sample = listed(mc["sample"], "monte_carlo.sample", 16)
     require(sample or failures == n, "monte_carlo: no recorded sample of the successes")
     answers = 0

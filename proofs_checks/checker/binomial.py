@@ -45,3 +45,15 @@ def is_upper_limit(n: int, k: int, limit: Fraction, level: Fraction) -> bool:
     """`limit` is a valid Clopper–Pearson upper confidence limit at 1 − level for k
     successes in n: P_limit[X ≤ k] ≤ level."""
     return 0 <= limit <= 1 and (limit == 1 or lower_tail(n, k, limit) <= level)
+
+
+#: Clopper–Pearson limits are stated on the grid of multiples of 2^−LIMIT_BITS
+LIMIT_BITS = 24
+
+
+def is_least_upper_limit(n: int, k: int, limit: Fraction, level: Fraction) -> bool:
+    """`limit` is the least multiple of 2^−LIMIT_BITS that is a Clopper–Pearson upper limit at
+    1 − level (so the stated value is re-derived, not merely a valid bound)."""
+    step = Fraction(1, 2 ** LIMIT_BITS)
+    return ((limit / step).denominator == 1 and is_upper_limit(n, k, limit, level) and
+            (limit == 0 or not is_upper_limit(n, k, limit - step, level)))

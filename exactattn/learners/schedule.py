@@ -64,9 +64,11 @@ def _key(combo, env) -> tuple:
     return tuple(env[c] - 1 if isinstance(c, str) else c - 1 for c in combo)
 
 
-def expand_structure(d: int, structure=STRUCTURE):
-    """The families of `structure` in order, as (u_key, x_key, matches) with 0-based keys;
-    `matches` is None or ((u_key, x_key), (u_key, x_key)) (docs/design.md §4.3)."""
+def expand_structure(d: int, structure=None):
+    """The families of `structure` (default :data:`STRUCTURE`) in order, as
+    (u_key, x_key, matches) with 0-based keys; `matches` is None or
+    ((u_key, x_key), (u_key, x_key)) (docs/design.md §4.3)."""
+    structure = STRUCTURE if structure is None else structure
     out = []
     for block in structure["blocks"]:
         names = [lp[0] for lp in block["loops"]]

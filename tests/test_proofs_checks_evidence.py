@@ -97,6 +97,17 @@ def test_forgery_monte_carlo_failures_relabelled_recovered(quick, tmp_path, caps
     _rejected_for(tmp_path, capsys, "but the learner's rules give", cert)
 
 
+def test_forgery_success_relabelled_as_failure(quick, tmp_path, capsys):
+    cert = copy.deepcopy(quick[1]["P2-prob1"])
+    mc = _of(cert, "bad-set")[-1]["monte_carlo"]
+    seed = next(s for s in range(mc["first_seed"], mc["first_seed"] + mc["trials"])
+                if s not in {o[0] for o in mc["outcomes"]} and
+                s not in {x["seed"] for x in mc["sample"]})
+    mc["outcomes"].append([seed, "invisible-head"])
+    mc["failures"] += 1
+    _rejected_for(tmp_path, capsys, "at a draw outside the bad set", cert)
+
+
 def test_forgery_failure_renamed(quick, tmp_path, capsys):
     cert = copy.deepcopy(quick[1]["P2-prob1"])
     mc = next(c["monte_carlo"] for c in _of(cert, "bad-set")

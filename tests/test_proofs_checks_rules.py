@@ -276,3 +276,17 @@ def test_parser_bounds_and_exact_types():
     with pytest.raises(Rejected):
         parse.integer(True)
     assert not parse.same_json([1], [True]) and parse.same_json({"a": [1]}, {"a": [1]})
+
+
+def test_determinant_spot_check_compares_with_the_matrix(monkeypatch):
+    from proofs_checks import get_claim
+    from proofs_checks.checker import determinant
+    verdict = get_claim("P2-rational").run({"H": [2], "d": 2})
+    rec = _json(next(c for c in verdict.certificate["checks"] if c["kind"] == "determinant"))
+    determinant.check_determinant(rec)
+    wrong = determinant._copy_count_matrix
+    monkeypatch.setattr(determinant, "_copy_count_matrix",
+                        lambda H, z, c, K, sign=1: [[2 * x for x in r] if i == 0 else r
+                                                    for i, r in enumerate(wrong(H, z, c, K))])
+    with pytest.raises(Rejected, match="matrix determinant"):
+        determinant.check_determinant(rec)

@@ -290,3 +290,28 @@ def test_determinant_spot_check_compares_with_the_matrix(monkeypatch):
                                                     for i, r in enumerate(wrong(H, z, c, K))])
     with pytest.raises(Rejected, match="matrix determinant"):
         determinant.check_determinant(rec)
+
+
+def test_p1_t61_lipschitz_constant_bounds_the_inverse_sigmoid_on_the_clip():
+    """P1 Thm 6.1's rigorous bound needs L ≥ max 1/(p(1−p)) over the clipping interval (the
+    maximum is at an endpoint, 1/(p(1−p)) being convex and symmetric about 1/2)."""
+    from exactattn.learners.noisy import LIPSCHITZ, SIGMA_CLIP
+    lo, hi = SIGMA_CLIP
+    worst = max(1 / (p * (1 - p)) for p in (lo, hi))
+    assert lo < Fraction(1, 2) < hi and worst <= LIPSCHITZ
+
+
+def test_a_monte_carlo_trial_reports_a_wrong_model_as_such():
+    """At the non-uniqueness lemma's draw the learner returns a model that reproduces every
+    answer but is not the oracle's: the trial must say ``wrong-model``, not ``recovered``."""
+    from exactattn.models.attention import random_head
+    from proofs_checks import p2_prob1
+    from proofs_checks.p2_nonunique import two_head_twin
+    head = random_head(2, seed=3)
+    U, X = MH.draw_bases(3, 2, 1000)
+    twin = two_head_twin(head.W, head.v, U, X)
+    rec = p2_prob1.trial({"model": twin, "dim": 2, "H": 2, "box": 1000}, 3)
+    assert rec["outcome"] == "wrong-model"
+    Uf = [[Fraction(x) for x in r] for r in U]
+    Xf = [[Fraction(x) for x in r] for r in X]
+    assert predict(_heads(twin), Uf, Xf, 2)[0] == "wrong-model"

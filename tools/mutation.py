@@ -28,10 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TESTS = ["tests/test_proofs_checks.py", "tests/test_proofs_checks_rules.py",
-         "tests/test_proofs_checks_evidence.py", "tests/test_multi_head.py",
-         "tests/test_single_head.py", "tests/test_low_rank.py", "tests/test_noise.py",
-         "tests/test_tools.py"]
+#: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates
+TESTS = ["tests/test_proofs_checks_rules.py", "tests/test_tools.py",
+         "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+         "tests/test_low_rank.py", "tests/test_noise.py"]
+LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
 
@@ -164,8 +165,8 @@ def check_applies(mutants=MUTANTS, root=ROOT) -> list:
     return stale
 
 
-def _run(cmd, cwd, timeout):
-    env = dict(os.environ, PYTHONPATH=str(cwd), HYPOTHESIS_PROFILE="dev")
+def _run(cmd, cwd, timeout, **extra):
+    env = dict(os.environ, PYTHONPATH=str(cwd), HYPOTHESIS_PROFILE="dev", **extra)
     try:
         done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout)
@@ -174,22 +175,29 @@ def _run(cmd, cwd, timeout):
         return "timeout", ""
 
 
-def run_mutant(mutant, tests=TESTS, timeout=900) -> dict:
-    """Apply one mutant to a scratch copy; run the tests, then the quick check."""
+def run_mutant(mutant, timeout=900) -> dict:
+    """Apply one mutant to a scratch copy; run TESTS, then ``exactattn check --quick`` (which
+    writes its certificates), then LATE_TESTS on those certificates; killed at the first
+    failure (or timeout)."""
     mid, what, patches = mutant
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mid}-") as tmp:
         copy = Path(tmp) / "repo"
         shutil.copytree(ROOT, copy, ignore=_IGNORE)
         apply(copy, patches)
-        tests = [t for t in tests if (copy / t).exists()]
-        code, _ = _run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
-                       + tests, copy, timeout)
-        by = "tests" if code != 0 else None
-        if by is None:
-            code, _ = _run([sys.executable, "-m", "exactattn.cli", "check", "--quick", "--no-out",
-                            "--quiet"], copy, timeout)
-            by = "check --quick" if code != 0 else None
+        certs = Path(tmp) / "certs"
+        pytest = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+        steps = [("tests", pytest + TESTS, {}),
+                 ("check --quick", [sys.executable, "-m", "exactattn.cli", "check", "--quick",
+                                    "--quiet", "--out", str(certs)], {}),
+                 ("tests on its certificates", pytest + LATE_TESTS,
+                  {"EXACTATTN_QUICK_CERTS": str(certs)})]
+        by, code = None, 0
+        for name, cmd, extra in steps:
+            code, _ = _run(cmd, copy, timeout, **extra)
+            if code != 0:
+                by = name
+                break
     return {"id": mid, "what": what, "killed": by is not None, "by": by,
             "timeout": code == "timeout", "seconds": round(time.perf_counter() - start, 1)}
 

@@ -135,9 +135,12 @@ def _load():
 
 
 def claims() -> list:
-    """All registered claims in display order."""
+    """All registered claims in display order (that of their modules, whatever order they
+    were imported in)."""
     _load()
-    return list(_REGISTRY.values())
+    order = {f"proofs_checks.{n}": k for k, n in enumerate(_claim_module_names())}
+    return sorted(_REGISTRY.values(),
+                  key=lambda c: order.get(getattr(c.run, "__module__", ""), len(order)))
 
 
 def get_claim(claim_id: str) -> Claim:

@@ -175,6 +175,9 @@ def _run(cmd, cwd, timeout, **extra):
         return "timeout", ""
 
 
+BASELINE = ("M00", "no mutation (the copy must pass everything)", [])
+
+
 def run_mutant(mutant, timeout=900) -> dict:
     """Apply one mutant to a scratch copy; run TESTS, then ``exactattn check --quick`` (which
     writes its certificates), then LATE_TESTS on those certificates; killed at the first
@@ -219,6 +222,12 @@ def main(argv=None) -> int:
     if stale:
         sys.stderr.write(f"mutation: mutants {', '.join(stale)} no longer apply; update MUTANTS\n")
         return 2
+    base = run_mutant(BASELINE, timeout=a.timeout)
+    if base["killed"]:
+        sys.stderr.write(f"mutation: the unmutated copy fails ({base['by']}): fix that first\n")
+        return 2
+    if not a.json:
+        print(f"M00  baseline passes            {base['seconds']:7.1f} s  {BASELINE[1]}", flush=True)
     rows = []
     for m in chosen:
         row = run_mutant(m, timeout=a.timeout)

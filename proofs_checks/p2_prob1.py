@@ -193,7 +193,7 @@ CLAIM = register(Claim(
               "entries from S; every failure lies in the bad set",
     sizes={"quick": {"d,H,box,trials": [[1, 3, 40, 1000], [2, 3, 910, 1000]], "seed": 0},
            "full": {"d,H,box,trials": [[1, 3, 40, 10000], [2, 2, 240, 10000],
-                                       [2, 3, 910, 10000], [3, 3, 2190, 10000]],
+                                       [2, 3, 910, 10000]],
                     "seed": 0}},
     run=run,
     needs=("exactattn.learners.multi_head",)))

@@ -195,6 +195,16 @@ def test_schwartz_zippel_degree_is_the_total_degree_not_the_number_of_factors():
         check_bad_set(rec, [rec])
 
 
+def test_a_multiplicity_above_the_degree_is_refused_before_any_power():
+    from proofs_checks import p2_prob1
+    verdict = p2_prob1.run({"d,H,box,trials": [[2, 2, 240, 5]], "seed": 0})
+    rec = _json(verdict.certificate["checks"][0])
+    poly = next(p for p in rec["polynomials"] if p["name"] == "det U")
+    poly["factorisation"][0][1] = 3            # det U has degree 2
+    with pytest.raises(Rejected, match="multiplicity: 3 > 2"):
+        check_bad_set(rec, [rec])
+
+
 # ------------------------------------------------------------------ binomial tests
 @given(st.integers(1, 12), st.integers(-1, 13), st.integers(0, 7), st.integers(1, 7))
 def test_binomial_tails_equal_the_definition(n, k, p, q):

@@ -6,7 +6,6 @@ import copy
 import json
 import subprocess
 import sys
-from fractions import Fraction
 
 import pytest
 
@@ -157,7 +156,8 @@ def test_forgery_required_field_deleted(quick, tmp_path, capsys, claim, path, re
 
 def test_forgery_loose_types(quick, tmp_path, capsys):
     text = json.dumps(quick[1]["P1-T4.1"], ensure_ascii=False)
-    _rejected_for(tmp_path, capsys, "float literal", data=text.replace('"version": 1', '"version": 1.0').encode())
+    forged = text.replace('"version": 1', '"version": 1.0')
+    _rejected_for(tmp_path, capsys, "float literal", data=forged.encode())
     cert = copy.deepcopy(quick[1]["P1-T4.1"])
     cert["checks"][0]["dim"] = True
     _rejected_for(tmp_path, capsys, "expected an integer, got True", cert)

@@ -325,3 +325,20 @@ def test_a_monte_carlo_trial_reports_a_wrong_model_as_such():
     Uf = [[Fraction(x) for x in r] for r in U]
     Xf = [[Fraction(x) for x in r] for r in X]
     assert predict(_heads(twin), Uf, Xf, 2)[0] == "wrong-model"
+
+
+def test_violations_name_colliding_poles():
+    """The lemma's twin heads share every score of I(u1, x1) (both keep S[1][1]): the run
+    checker's genericity test must name that collision, not only the invisible heads."""
+    from exactattn.models.attention import random_head
+    from proofs_checks.checker.run_multi_head import genericity
+    from proofs_checks.p2_nonunique import two_head_twin
+    head = random_head(2, seed=3)
+    U, X = MH.draw_bases(3, 2, 1000)
+    twin = _heads(two_head_twin(head.W, head.v, U, X))
+    Uf = [[Fraction(x) for x in r] for r in U]
+    Xf = [[Fraction(x) for x in r] for r in X]
+    viol = violations(twin, Uf, Xf, 2)
+    assert "poles I(u1,x1) heads 1,2" in viol and "visible head 2 at u1" in viol
+    with pytest.raises(Rejected, match="poles I\\(u1,x1\\) heads 1,2"):
+        genericity({"dim": 2, "H0": 2, "U": Uf, "X": Xf}, twin)

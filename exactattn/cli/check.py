@@ -5,9 +5,9 @@ One line per claim (ok / partial / FAIL, id, reference, sizes, time, certificate
 means everything that ran holds but some part was not checked (e.g. an optional dependency is
 missing); it is never ``ok``.  Exit status 0 only if every claim is ok (or, with
 ``--allow-partial``, ok or partial); 1 otherwise.  Each exact check's JSON certificate is
-re-verified in-process by the independent checker (:mod:`proofs_checks.verify`, standard library only) — a certificate it
-rejects makes the claim FAIL — and written to DIR (default ./certificates; ``--no-out`` to
-skip writing).  Unknown claim names exit with status 2.
+re-verified in-process by the independent checker (:mod:`proofs_checks.verify`, standard
+library only) — a certificate it rejects makes the claim FAIL — and written to DIR (default
+./certificates; ``--no-out`` to skip writing).  Unknown claim names exit with status 2.
 """
 
 from __future__ import annotations

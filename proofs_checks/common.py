@@ -1,35 +1,68 @@
-"""Helpers shared by the learner-based claims: certificate check records and exact
-comparison of recovered heads with a model's canonical form (P2 canonical heads)."""
+"""Helpers shared by the learner-based claims: identifiability (``run``) and ``count``
+records, and exact comparison of recovered heads with a model's canonical form (P2
+canonical heads; docs/design.md §8)."""
 
 from __future__ import annotations
 
 from exactattn.models.attention import MultiHeadAttention
 
-from .certificates import heads_json, transcript_json
+from .certificates import heads_json, transcript_json, vector_json
 
-__all__ = ["count_check", "recovery_check", "canonical_set", "same_canonical"]
+__all__ = ["count_check", "run_record", "run_certificate", "canonical_set", "same_canonical",
+           "run_params"]
 
 
-def count_check(formula: str, params: dict, queries: int, max_length: int, run=None) -> dict:
-    """A ``count`` record: the checker recomputes the published formula from `params`; with
-    `run` (the index of a recovery check with a transcript) it also recounts the transcript."""
-    rec = {"kind": "count", "formula": formula, "params": dict(params),
-           "queries": int(queries), "max_length": int(max_length)}
-    if run is not None:
-        rec["run"] = run
+def count_check(formula: str, params: dict, queries: int, max_length: int, run: int) -> dict:
+    """A ``count`` record: the checker recomputes the published formula from `params` and
+    recounts the transcript of the ``run`` record at index `run` (which it checks is the
+    learner's schedule)."""
+    return {"kind": "count", "formula": formula, "params": dict(params),
+            "queries": int(queries), "max_length": int(max_length), "run": int(run)}
+
+
+def run_params(result) -> tuple:
+    """(params, vectors) of a LearnResult as a ``run`` record writes them."""
+    ex = result.extra
+    if result.algorithm == "multi-head":
+        return {"H0": int(ex["H0"])}, {"U": _rows(ex["U"]), "X": _rows(ex["X"])}
+    if result.algorithm == "single-head":
+        return {"holdout": int(ex.get("holdout", 0))}, {}
+    if result.algorithm == "low-rank":
+        return ({"rank": int(ex["rank"]), "rank_given": bool(ex["rank_given"]),
+                 "rank_bound": ex["rank_bound"]}, {"A": _rows(ex["A"]), "B": _rows(ex["B"])})
+    raise ValueError(f"no run record for the {result.algorithm} learner")
+
+
+def _rows(M):
+    return [vector_json(r) for r in M]
+
+
+def run_record(result, model=None) -> dict:
+    """The identifiability certificate of one exact run (docs/design.md §8): learner, sizes,
+    the random vectors, the whole transcript of this run and the recovered heads; with
+    `model`, the true model too."""
+    params, vectors = run_params(result)
+    rec = {"kind": "run", "learner": result.algorithm, "dim": result.dim, "params": params,
+           "vectors": vectors, "transcript": transcript_json(result.transcript),
+           "recovered": heads_json(result.heads)}
+    if model is not None:
+        rec["model"] = heads_json(_heads(model))
     return rec
 
 
-def recovery_check(dim: int, model, recovered, transcript=None) -> dict:
-    """A ``recovery`` record: true heads, recovered canonical heads, optionally the oracle's
-    transcript (every answer as an exact element of Q(t))."""
-    rec = {"kind": "recovery", "dim": dim, "model": heads_json(_heads(model)),
-           "recovered": heads_json(_heads(recovered))}
-    if transcript:
-        rec["queries"] = len(transcript)
-        rec["max_length"] = max(len(toks) for toks, _ in transcript)
-        rec["transcript"] = transcript_json(transcript)
-    return rec
+RUN_STATEMENT = ("identifiability certificate of one exact learner run: the transcript is the "
+                 "learner's schedule, the recovered model reproduces every answer, and the draw "
+                 "is generic for it")
+
+
+def run_certificate(result, model=None) -> dict:
+    """A stand-alone certificate of one exact run (``exactattn learn ... --certificate FILE``)
+    that ``python -m proofs_checks.verify FILE`` checks (docs/design.md §8)."""
+    from .certificates import FORMAT, VERSION
+    return {"format": FORMAT, "version": VERSION, "claim": "run",
+            "reference": "docs/design.md §8", "statement": RUN_STATEMENT, "size": "full",
+            "params": {"learner": result.algorithm, "dim": result.dim}, "holds": True,
+            "checks": [run_record(result, model)], "symbolic": []}
 
 
 def _heads(m):
@@ -43,5 +76,9 @@ def canonical_set(heads):
 
 
 def same_canonical(model, recovered_heads) -> bool:
-    """Exact equality of canonical forms as sets (P2 canonical heads)."""
-    return canonical_set(model) == canonical_set(recovered_heads)
+    """Exact equality of canonical forms (P2 canonical heads); the recovered heads must not
+    repeat (a duplicated head doubles v: compared as multisets)."""
+    rec = list(recovered_heads)
+    keys = [(tuple(map(tuple, h.W)), tuple(h.v)) if hasattr(h, "W") else
+            (tuple(map(tuple, h[0])), tuple(h[1])) for h in rec]
+    return len(set(keys)) == len(keys) and canonical_set(model) == canonical_set(rec)

@@ -3,9 +3,11 @@
 
 For each d of the grid a seeded random rational head is learned through a counting, no-peek
 oracle on the exact backend; the oracle's own count and maximum length must equal d² + d and
-2, and the recovered (W, v) must equal the true head exactly.  The certificate carries the
-head, the recovered head and the full transcript (answers in Q(t)), which the independent
-checker replays with its own attention code.
+2, and the recovered (W, v) must equal the true head exactly.  The certificate carries, per d,
+an identifiability certificate (a ``run`` record: the transcript with every answer in Q(t),
+the recovered and the true head), from which the independent checker rebuilds the schedule
+(probes from v), replays every answer and confirms v ≠ 0 and the probe conditions: any single
+head giving these answers is this head.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from exactattn.models.attention import random_head
 from exactattn.oracles.oracle import Oracle
 
 from .certificates import new_certificate
-from .common import count_check, recovery_check, same_canonical
+from .common import count_check, run_record, same_canonical
 from .registry import Claim, Verdict, register
 
 __all__ = ["CLAIM", "published_queries", "published_max_length"]
@@ -46,7 +48,7 @@ def run(params) -> Verdict:
                        f"{published_max_length(d)}")
         verdict.expect(same_canonical([head], res.heads), f"d={d}: (W, v) recovered exactly",
                        f"d={d}: recovered head differs from the true head")
-        cert["checks"].append(recovery_check(d, [head], res.heads, oracle.transcript))
+        cert["checks"].append(run_record(res, [head]))
         cert["checks"].append(count_check("single-head", {"d": d}, q, ml,
                                           run=len(cert["checks"]) - 1))
     verdict.certificate = cert

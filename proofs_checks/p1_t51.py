@@ -4,21 +4,25 @@
   ≤ 2 — d for v plus r(2d − r) bilinear measurements, the dimension of the rank-r matrices —
   and W recovered exactly; with the rank unknown it is revealed with at most 2r + 1 extra
   queries.  Certified: the certificate carries the transcript for the checker to replay.
-* P1 Thm 5.1 baseline: m = 5·r·d random rank-one projections and nuclear-norm minimisation
-  (float, cvxpy) recover W to relative error < 1e-6 on a seeded Gaussian instance.  Not
-  certified (a solver's answer); run only when cvxpy is importable, otherwise noted as
-  skipped.
+* P1 Thm 5.1 baseline at d = 16, r = 1, 2, where it means something: m = d²/8 … 5d²/8 random
+  rank-one projections (all well below d² = 256) and nuclear-norm minimisation (float,
+  cvxpy); the success rate (relative error ≤ 1e-4 on seeded Gaussian instances) is reported
+  against m beside the exact skeleton's d + r(2d − r), and must reach 1/2 at some m.  Not
+  certified (a solver's answer).  Without cvxpy this part is not checked and the claim is
+  ``partial``, never ``ok``.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from exactattn.oracles.oracle import Oracle
 
 from .certificates import new_certificate
-from .common import count_check, recovery_check, same_canonical
+from .common import count_check, run_record, same_canonical
 from .registry import Claim, Verdict, register
 
-__all__ = ["CLAIM", "skeleton_count", "revealing_bound", "cs_measurements"]
+__all__ = ["CLAIM", "skeleton_count", "revealing_bound", "cs_grid"]
 
 
 def skeleton_count(d: int, r: int) -> int:
@@ -31,9 +35,9 @@ def revealing_bound(r: int) -> int:
     return 2 * r + 1
 
 
-def cs_measurements(d: int, r: int) -> int:
-    """Rank-one projections given to the P1 Thm 5.1 baseline: 5·r·d (a constant times r·d)."""
-    return 5 * r * d
+def cs_grid(d: int, fractions) -> list:
+    """Measurement counts m = f·d² for the fractions f (all well below d²)."""
+    return [int(f * d * d) for f in fractions]
 
 
 def _exact_skeleton(verdict, cert, d, r, seed):
@@ -46,7 +50,7 @@ def _exact_skeleton(verdict, cert, d, r, seed):
                    f"d={d} r={r}: {q} queries = d+r(2d−r), length {ml}, W exact",
                    f"d={d} r={r}: {q} queries (published {skeleton_count(d, r)}), length {ml}, "
                    f"recovered {'exactly' if same_canonical([head], res.heads) else 'WRONG'}")
-    cert["checks"].append(recovery_check(d, [head], res.heads, oracle.transcript))
+    cert["checks"].append(run_record(res, [head]))
     cert["checks"].append(count_check("low-rank-skeleton", {"d": d, "r": r}, q, ml,
                                       run=len(cert["checks"]) - 1))
     oracle2 = Oracle(head)
@@ -55,31 +59,43 @@ def _exact_skeleton(verdict, cert, d, r, seed):
     verdict.expect(0 <= extra <= revealing_bound(r) and same_canonical([head], res2.heads),
                    f"d={d} r={r} unknown: rank revealed with {extra} ≤ 2r+1 extra queries",
                    f"d={d} r={r} unknown: {extra} extra queries (bound {revealing_bound(r)})")
-    cert["checks"].append(recovery_check(d, [head], res2.heads, oracle2.transcript))
+    cert["checks"].append(run_record(res2, [head]))
     cert["checks"].append(count_check("low-rank-revealing", {"d": d, "r": r},
                                       oracle2.queries, oracle2.max_length,
                                       run=len(cert["checks"]) - 1))
 
 
-def _cs_baseline(verdict, d, r, seed):
+def _cs_baseline(verdict, d, rs, fractions, trials, seed):
+    """P1 Thm 5.1 baseline: success rate of nuclear-norm minimisation against m (float, not
+    certified), beside the exact skeleton's count; `partial` when cvxpy is missing."""
     try:
         from exactattn.learners.cs_baseline import learn_low_rank_cs, require_cvxpy
         require_cvxpy()
     except ImportError:
-        verdict.notes.append("compressed-sensing baseline skipped: cvxpy is not installed "
-                             "(pip install exactattn[cvx])")
+        verdict.skip("compressed-sensing baseline not checked: cvxpy is not installed "
+                     "(pip install exactattn[cvx])")
         return
     import numpy as np
     from exactattn.learners.low_rank import random_low_rank_head
-    head = random_low_rank_head(d, r, seed=seed, kind="real")
-    m = cs_measurements(d, r)
-    res = learn_low_rank_cs(Oracle(head, backend="float"), d, m, seed=seed)
-    W = np.array(res.heads[0].W, dtype=float)
-    Wt = np.array([[float(x) for x in row] for row in head.W])
-    err = float(np.linalg.norm(W - Wt) / np.linalg.norm(Wt))
-    verdict.expect(err < 1e-6, f"P1 baseline d={d} r={r}: m=5rd={m} projections, nuclear norm, "
-                   f"relative error {err:.1e} (float, not certified)",
-                   f"P1 baseline d={d} r={r}: relative error {err:.1e} ≥ 1e-6 with m={m}")
+    ms = cs_grid(d, fractions)
+    for r in rs:
+        rates = []
+        for m in ms:
+            ok = 0
+            for t in range(trials):
+                head = random_low_rank_head(d, r, seed=seed + 100 * r + t, kind="real")
+                res = learn_low_rank_cs(Oracle(head, backend="float"), d, m, seed=seed + t)
+                W = np.array(res.heads[0].W, dtype=float)
+                Wt = np.array([[float(x) for x in row] for row in head.W])
+                ok += bool(np.linalg.norm(W - Wt) <= 1e-4 * np.linalg.norm(Wt))
+            rates.append(ok)
+        table = ", ".join(f"m={m}: {k}/{trials}" for m, k in zip(ms, rates))
+        verdict.expect(max(rates) * 2 >= trials,
+                       f"P1 baseline d={d} r={r} (float, not certified): nuclear-norm success "
+                       f"rate (relative error ≤ 1e-4) against m, d²={d * d}: {table}; the exact "
+                       f"skeleton needs {skeleton_count(d, r)} queries",
+                       f"P1 baseline d={d} r={r}: success rate below 1/2 at every m ≤ "
+                       f"{ms[-1]}: {table}")
 
 
 def run(params) -> Verdict:
@@ -90,8 +106,8 @@ def run(params) -> Verdict:
         for r in params["r"]:
             if r <= d:
                 _exact_skeleton(verdict, cert, d, r, params["seed"] + d + r)
-    for r in params["cs_r"]:
-        _cs_baseline(verdict, params["cs_d"], r, params["seed"])
+    _cs_baseline(verdict, params["cs_d"], params["cs_r"], params["cs_m_over_d2"],
+                 params["cs_trials"], params["seed"])
     verdict.certificate = cert
     return verdict
 
@@ -100,8 +116,11 @@ CLAIM = register(Claim(
     id="P1-T5.1",
     reference="P1 Thm 5.1",
     statement="low rank: exact skeleton with d+r(2d−r) queries (rank revealed with ≤ 2r+1 more); "
-              "P1's nuclear-norm baseline from 5rd projections",
-    sizes={"quick": {"d": [3, 4], "r": [1, 2], "cs_d": 6, "cs_r": [2], "seed": 0},
-           "full": {"d": [4, 8], "r": [1, 2, 3], "cs_d": 8, "cs_r": [1, 2], "seed": 0}},
+              "P1's nuclear-norm baseline from O(rd) projections, success rate against m",
+    sizes={"quick": {"d": [3, 4], "r": [1, 2], "cs_d": 16, "cs_r": [1],
+                     "cs_m_over_d2": [Fraction(1, 8), Fraction(3, 8)], "cs_trials": 2, "seed": 0},
+           "full": {"d": [4, 8], "r": [1, 2, 3], "cs_d": 16, "cs_r": [1, 2],
+                    "cs_m_over_d2": [Fraction(k, 8) for k in range(1, 6)], "cs_trials": 6,
+                    "seed": 0}},
     run=run,
     needs=("exactattn.learners.low_rank",)))

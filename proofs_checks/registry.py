@@ -3,8 +3,9 @@
 A :class:`Claim` has an id (``P2-count``), the paper reference, a one-line statement, the sizes
 it runs at (``quick`` and ``full`` parameter dicts) and a ``run(params) -> Verdict`` function.
 :func:`run_claim` times a run, turns exceptions into a FAIL verdict, and reports learner
-modules that are not installed as "not checked" (which is a FAIL: a claim holds only when it
-was verified).
+modules that are not installed as "not checked" (a FAIL: the claim's core was not verified).
+A claim's status is ``ok``, ``FAIL`` or ``partial`` (everything that ran holds but some part
+was not checked, e.g. an optional dependency is missing) — ``partial`` is never ``ok``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ __all__ = ["Claim", "Verdict", "Outcome", "register", "claims", "get_claim", "ru
 
 #: modules that register claims, in display order
 CLAIM_MODULES = ("p1_t41", "p1_t51", "p1_p71", "p2_rational", "p2_count", "p2_prob1",
-                 "p2_canonical", "p1_t61", "p2_approx", "p1_transformer", "p2_transformer",
-                 "floor", "beyond_economy")
+                 "p2_canonical", "p2_nonunique", "p1_t61", "p2_approx", "p1_transformer",
+                 "p2_transformer", "floor", "beyond_economy")
 
 
 @dataclass
@@ -33,6 +34,18 @@ class Verdict:
     details: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     certificate: dict | None = None
+    unchecked: list = field(default_factory=list)
+
+    def skip(self, message: str) -> "Verdict":
+        """A part that was not checked (e.g. an optional dependency is missing): the claim is
+        then ``partial``, never ``ok``."""
+        self.unchecked.append(message)
+        self.notes.append("NOT CHECKED: " + message)
+        return self
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.unchecked)
 
     def fail(self, message: str) -> "Verdict":
         self.holds = False
@@ -74,14 +87,18 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        return "ok" if self.verdict.holds else "FAIL"
+        """``FAIL`` (a check failed), ``partial`` (all that ran holds, some part was not
+        checked) or ``ok`` (everything checked and holds)."""
+        if not self.verdict.holds:
+            return "FAIL"
+        return "partial" if self.verdict.partial else "ok"
 
     def to_dict(self) -> dict:
         return {"claim": self.claim.id, "reference": self.claim.reference,
                 "statement": self.claim.statement, "status": self.status, "size": self.size,
                 "sizes": describe_sizes(self.claim.params(self.size == "quick")),
                 "seconds": round(self.seconds, 3), "details": list(self.verdict.details),
-                "notes": list(self.verdict.notes)}
+                "notes": list(self.verdict.notes), "unchecked": list(self.verdict.unchecked)}
 
 
 _REGISTRY: dict[str, Claim] = {}
@@ -119,9 +136,12 @@ def _load():
 
 
 def claims() -> list:
-    """All registered claims in display order."""
+    """All registered claims in display order (that of their modules, whatever order they
+    were imported in)."""
     _load()
-    return list(_REGISTRY.values())
+    order = {f"proofs_checks.{n}": k for k, n in enumerate(_claim_module_names())}
+    return sorted(_REGISTRY.values(),
+                  key=lambda c: order.get(getattr(c.run, "__module__", ""), len(order)))
 
 
 def get_claim(claim_id: str) -> Claim:

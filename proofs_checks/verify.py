@@ -3,9 +3,9 @@
 
 import sys
 
-from .checker import Rejected, main, verify, verify_file
+from .checker import Rejected, main, verify, verify_bytes, verify_file
 
-__all__ = ["Rejected", "main", "verify", "verify_file"]
+__all__ = ["Rejected", "main", "verify", "verify_bytes", "verify_file"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -73,14 +73,10 @@ def basis_variables(dim: int):
 
 
 def schedule_families(dim: int) -> list:
-    """The 2d² − 1 families of the schedule in order (docs/design.md §4.3 steps 2 and 4)."""
-    fams = [Family((i,), (0,)) for i in range(dim)]
-    fams += [Family((0, i), (0,), (((0,), (0,)), ((i,), (0,)))) for i in range(1, dim)]
-    for j in range(1, dim):
-        for i in range(dim):
-            fams.append(Family((i,), (j,)))
-            fams.append(Family((i,), (0, j), (((i,), (0,)), ((i,), (j,)))))
-    return fams
+    """The 2d² − 1 families of the schedule in order, read from the Schedule's own
+    declarative structure (docs/design.md §4.3 steps 2 and 4)."""
+    from ..learners.schedule import expand_structure
+    return [Family(u, x, m) for u, x, m in expand_structure(dim)]
 
 
 def _vec(rows, idx):

@@ -1,11 +1,13 @@
-"""`exactattn check [CLAIM ...] [--quick] [--json] [--out DIR]`: verify the papers' claims
-(docs/design.md §5, §7).
+"""`exactattn check [CLAIM ...] [--quick] [--json] [--out DIR] [--allow-partial]`: verify the
+papers' claims (docs/design.md §5, §7, §8).
 
-One line per claim (ok / FAIL, id, reference, sizes, time, certificate); exit status 0 only if
-every claim holds.  Each exact check's JSON certificate is re-verified in-process by the
-independent checker (:mod:`proofs_checks.verify`, standard library only) — a certificate it
-rejects makes the claim FAIL — and written to DIR (default ./certificates; ``--no-out`` to
-skip writing).  Unknown claim names exit with status 2.
+One line per claim (ok / partial / FAIL, id, reference, sizes, time, certificate).  ``partial``
+means everything that ran holds but some part was not checked (e.g. an optional dependency is
+missing); it is never ``ok``.  Exit status 0 only if every claim is ok (or, with
+``--allow-partial``, ok or partial); 1 otherwise.  Each exact check's JSON certificate is
+re-verified in-process by the independent checker (:mod:`proofs_checks.verify`, standard
+library only) — a certificate it rejects makes the claim FAIL — and written to DIR (default
+./certificates; ``--no-out`` to skip writing).  Unknown claim names exit with status 2.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def register(sub):
     p.add_argument("-v", "--verbose", action="store_true", help="print every finding")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="exit 0 when claims are partial (some part not checked) but none fails")
     p.set_defaults(func=run)
 
 
@@ -88,14 +92,19 @@ def run(args):
             rows.append(_check_one(claim, args, out_dir, prog))
     total = time.perf_counter() - start
     held = sum(r["status"] == "ok" for r in rows)
+    partial = sum(r["status"] == "partial" for r in rows)
+    failed = len(rows) - held - partial
     if args.json:
         print(json.dumps(rows, indent=1, ensure_ascii=False))
     else:
         where = f"; certificates in {out_dir}/" if out_dir else ""
-        print(f"{held}/{len(rows)} claims hold ({'quick' if args.quick else 'full'} sizes, "
+        part = f", {partial} partial (not fully checked)" if partial else ""
+        print(f"{held}/{len(rows)} claims hold{part} ({'quick' if args.quick else 'full'} sizes, "
               f"{total:.1f} s){where}")
     sys.stdout.flush()
-    return 0 if held == len(rows) else 1
+    if failed or (partial and not args.allow_partial):
+        return 1
+    return 0
 
 
 def _check_one(claim, args, out_dir, prog):
@@ -116,10 +125,11 @@ def _check_one(claim, args, out_dir, prog):
 
 def _print_row(row, verbose):
     cert = {True: "cert ok", False: "cert REJECTED", None: "no cert"}[row["certificate_verified"]]
-    print(f"{row['status']:4}  {row['claim']:14}  {row['reference']:27}  {row['seconds']:5.1f} s  "
+    print(f"{row['status']:7}  {row['claim']:14}  {row['reference']:27}  {row['seconds']:5.1f} s  "
           f"{cert:13}  {row['sizes']}")
     lines = row["details"] + row["notes"] if verbose else \
-        [d for d in row["details"] if d.startswith(("FAILED", "error", "not checked"))]
+        [d for d in row["details"] if d.startswith(("FAILED", "error", "not checked"))] + \
+        [n for n in row["notes"] if n.startswith("NOT CHECKED")]
     for line in lines:
         print(f"      {line}")
     sys.stdout.flush()

@@ -62,6 +62,10 @@ def register(sub):
     p.add_argument("--save", default=None, metavar="FILE",
                    help="write the recovered (canonical) model to FILE as model JSON")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--certificate", metavar="FILE", default=None,
+                   help="exact single-head, multi-head, low-rank: write a stand-alone "
+                        "identifiability certificate of the run that "
+                        "'python -m proofs_checks.verify FILE' checks")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.add_argument("--force", action="store_true",
                    help="multi-head: run even when the cost estimate is above the budget")
@@ -100,6 +104,9 @@ def _check_args(a):
                         ("--reveal-rank", a.reveal_rank)):
         if given and not low:
             raise ValueError(f"{flag} applies to low-rank only")
+    if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
+        raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
+                         "low-rank")
     if a.holdout is not None and a.variant != "single-head":
         raise ValueError("--holdout applies to single-head only")
     if low:
@@ -256,8 +263,20 @@ def run(a):
     if a.save:
         result.save(a.save)
         out["saved"] = a.save
+    if a.certificate is not None:
+        out["certificate"] = _write_certificate(a.certificate, result, model)
     print(dump(out) if a.json else _summary(out))
     return 0 if recovered else 1
+
+
+def _write_certificate(path, result, model):
+    """The run's identifiability certificate (docs/design.md §8), written to `path`."""
+    import json
+    from proofs_checks.common import run_certificate
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(run_certificate(result, model), f, ensure_ascii=False)
+        f.write("\n")
+    return path
 
 
 def _failed(a, base, e, oracle, seconds):

@@ -40,7 +40,7 @@ from .precision import approximate_tolerances, backend_precision
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
 
-__all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES"]
+__all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES", "draw_bases"]
 
 #: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
 SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
@@ -70,6 +70,14 @@ def _draw_bases(rng, d, box, be):
         sd = 1.0 / d ** 0.5
         draw = lambda: [be.scalar(rng.gauss(0.0, sd)) for _ in range(d)]  # noqa: E731
     return [draw() for _ in range(d)], [draw() for _ in range(d)]
+
+
+def draw_bases(seed, d: int, box: int = DEFAULT_BOX):
+    """The bases U, X that ``learn_multi_head(..., seed=seed, box=box)`` draws first on the
+    exact backend (its first attempt): random.Random(seed), U's rows then X's, entries
+    randint(−box, box).  Monte Carlo certificates re-draw them from the seed."""
+    from ..arith import get_backend
+    return _draw_bases(random.Random(seed), d, box, get_backend("exact"))
 
 
 def _check_bases(be, U, X):
@@ -103,8 +111,12 @@ class _Close:
 def _match(ref, fam, sumfam, close, shared_u: bool, label):
     """For each reference head a = (s_a, c_a) the unique head b of ``fam`` such that the
     matching family ``sumfam`` has a head c with s_c = s_a + s_b and
-    c_c = c_a + c_b (column 1, sum of u's) or c_c = c_b = c_a (shared u) (docs/design.md §4.3)."""
-    chosen = []
+    c_c = c_a + c_b (column 1, sum of u's) or c_c = c_b = c_a (shared u) (docs/design.md §4.3).
+
+    The failure named does not depend on the order of the heads: a reference head with no
+    candidate → NotAttention; otherwise one with several candidates, or two reference heads
+    with the same candidate → AmbiguousMatching."""
+    cands_of = []
     for s_a, c_a in ref:
         cands = []
         for b, (s_b, c_b) in enumerate(fam):
@@ -113,12 +125,14 @@ def _match(ref, fam, sumfam, close, shared_u: bool, label):
             want_c = c_a if shared_u else c_a + c_b
             if any(close(s_c, s_a + s_b) and close(c_c, want_c) for s_c, c_c in sumfam):
                 cands.append(b)
-        if len(cands) != 1:
-            cls = AmbiguousMatching if cands else NotAttention
-            what = "several heads" if cands else "no head"
-            raise cls(f"matching {label}: {what} of the family fit a reference head "
-                      f"(score {s_a}, residue {c_a})", family=label, candidates=len(cands))
-        chosen.append(cands[0])
+        cands_of.append(cands)
+    for cls, what, bad in ((NotAttention, "no head", lambda n: n == 0),
+                           (AmbiguousMatching, "several heads", lambda n: n > 1)):
+        for (s_a, c_a), cands in zip(ref, cands_of):
+            if bad(len(cands)):
+                raise cls(f"matching {label}: {what} of the family fit a reference head "
+                          f"(score {s_a}, residue {c_a})", family=label, candidates=len(cands))
+    chosen = [cands[0] for cands in cands_of]
     if len(set(chosen)) != len(chosen):
         raise AmbiguousMatching(f"matching {label}: two reference heads matched the same head",
                                 family=label)

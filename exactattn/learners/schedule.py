@@ -1,21 +1,48 @@
 """The multi-head query schedule (docs/design.md §4.3 — our construction meeting P2's counts).
 
-Random bases U = (u_1…u_d), X = (x_1…x_d) (0-indexed here).  The copy-count family
-I(u, x) is the 2H₀ queries [(x+u) repeated m times, x], m = 1…2H₀; its m = 0 sample
+Random bases U = (u_1…u_d), X = (x_1…x_d).  The copy-count family I(u, x) is the 2H₀
+queries [(x+u) repeated m times, x], m = 1…2H₀ (length m + 1); its m = 0 sample
 F([x]) = v·x is the single query q₀ = F([x_1]) for the families ending in x_1 and is known
 without a query for the others once v is known.
 
-Families, in order:
-  1. I(u_i, x_1) for i = 1…d, and the matching families I(u_1+u_i, x_1) for i = 2…d;
-  2. for j = 2…d, i = 1…d: I(u_i, x_j) and the matching family I(u_i, x_1+x_j).
-Count: 1 + 2H₀[(2d−1) + 2d(d−1)] = 4H₀d² − 2H₀ + 1; maximum length 2H₀ + 1.
+The schedule is generated from the declarative :data:`STRUCTURE` (read by the count
+derivation of the P2-count claim and, in a copy of its own, by the independent checker):
+
+  initial query  [x_1];
+  block 1        for i = 1…d:              I(u_i, x_1);
+  block 2        for i = 2…d:              I(u_1+u_i, x_1)   (matches I(u_1, x_1), I(u_i, x_1));
+  block 3        for j = 2…d, for i = 1…d: I(u_i, x_j), I(u_i, x_1+x_j)
+                                           (the second matches I(u_i, x_1), I(u_i, x_j)).
+Count: 1 + 2H₀[(d) + (d − 1) + 2d(d − 1)] = 4H₀d² − 2H₀ + 1; maximum length 2H₀ + 1.
+
+Indices in STRUCTURE are 1-based as in the text; the ``Family`` keys are 0-based tuples,
+(i,) for u_{i+1} and (0, i) for u_1 + u_{i+1}.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
-__all__ = ["Family", "Schedule", "published_count", "published_max_length"]
+__all__ = ["Family", "Schedule", "STRUCTURE", "published_count", "published_max_length",
+           "expand_structure"]
+
+#: The schedule as data: loops over basis indices (bounds are integers or "d"), and per loop
+#: point the families, each a sum of basis vectors for u and for x (an int is a fixed index, a
+#: letter is a loop variable); a matching family names the two families it pairs.  Every
+#: family contributes the samples m = 1 … 2·H0, query [(x+u) × m, x] of length m + 1.
+STRUCTURE = {
+    "initial": [{"tokens": [{"x": [1]}]}],
+    "blocks": [
+        {"loops": [["i", 1, "d"]], "families": [{"u": ["i"], "x": [1]}]},
+        {"loops": [["i", 2, "d"]],
+         "families": [{"u": [1, "i"], "x": [1], "matches": [[[1], [1]], [["i"], [1]]]}]},
+        {"loops": [["j", 2, "d"], ["i", 1, "d"]],
+         "families": [{"u": ["i"], "x": ["j"]},
+                      {"u": ["i"], "x": [1, "j"], "matches": [[["i"], [1]], [["i"], ["j"]]]}]},
+    ],
+    "samples": {"m": [1, "2*H0"], "query": "[(x+u) × m, x]", "length": "m+1"},
+}
 
 
 def published_count(d: int, H: int) -> int:
@@ -28,18 +55,48 @@ def published_max_length(H: int) -> int:
     return 2 * H + 1
 
 
+def _bound(b, d: int) -> int:
+    return d if b == "d" else int(b)
+
+
+def _key(combo, env) -> tuple:
+    """A 1-based index sum such as [1, "i"] at a loop point → the 0-based key (0, i−1)."""
+    return tuple(env[c] - 1 if isinstance(c, str) else c - 1 for c in combo)
+
+
+def expand_structure(d: int, structure=None):
+    """The families of `structure` (default :data:`STRUCTURE`) in order, as
+    (u_key, x_key, matches) with 0-based keys; `matches` is None or
+    ((u_key, x_key), (u_key, x_key)) (docs/design.md §4.3)."""
+    structure = STRUCTURE if structure is None else structure
+    out = []
+    for block in structure["blocks"]:
+        names = [lp[0] for lp in block["loops"]]
+        ranges = [range(_bound(lp[1], d), _bound(lp[2], d) + 1) for lp in block["loops"]]
+        for point in itertools.product(*ranges):
+            env = dict(zip(names, point))
+            for fam in block["families"]:
+                match = fam.get("matches")
+                if match is not None:
+                    match = tuple((_key(u, env), _key(x, env)) for u, x in match)
+                out.append((_key(fam["u"], env), _key(fam["x"], env), match))
+    return out
+
+
 def _add(a, b):
     return [p + q for p, q in zip(a, b)]
 
 
 @dataclass(frozen=True)
 class Family:
-    """I(u, x): ``u_key`` is (i,) for u_i or (0, i) for u_1+u_i; ``x_key`` likewise."""
+    """I(u, x): ``u_key`` is (i,) for u_i or (0, i) for u_1+u_i; ``x_key`` likewise;
+    ``matches`` the keys of the two families a matching family pairs (None otherwise)."""
 
     u_key: tuple
     x_key: tuple
     u: tuple
     x: tuple
+    matches: tuple | None = None
 
     def query(self, m: int):
         """[(x+u) × m, x] — length m + 1 (P2 copy-count query)."""
@@ -52,27 +109,24 @@ class Family:
 
 
 class Schedule:
-    """The full non-adaptive schedule for bases U, X and head bound H₀ (docs/design.md §4.3)."""
+    """The full non-adaptive schedule for bases U, X and head bound H₀, generated from
+    :data:`STRUCTURE` (docs/design.md §4.3)."""
 
     def __init__(self, U, X, H0: int):
         self.U, self.X, self.H0 = [list(u) for u in U], [list(x) for x in X], H0
         self.d = len(self.U)
-        self.families = self._families()
+        self.families = [self._fam(u, x, m) for u, x, m in expand_structure(self.d)]
 
-    def _fam(self, u_key, x_key):
-        u = self.U[u_key[0]] if len(u_key) == 1 else _add(self.U[0], self.U[u_key[1]])
-        x = self.X[x_key[0]] if len(x_key) == 1 else _add(self.X[0], self.X[x_key[1]])
-        return Family(u_key, x_key, tuple(u), tuple(x))
+    @staticmethod
+    def _sum(rows, key):
+        out = list(rows[key[0]])
+        for k in key[1:]:
+            out = _add(out, rows[k])
+        return out
 
-    def _families(self):
-        d = self.d
-        fams = [self._fam((i,), (0,)) for i in range(d)]
-        fams += [self._fam((0, i), (0,)) for i in range(1, d)]
-        for j in range(1, d):
-            for i in range(d):
-                fams.append(self._fam((i,), (j,)))
-                fams.append(self._fam((i,), (0, j)))
-        return fams
+    def _fam(self, u_key, x_key, matches=None):
+        return Family(u_key, x_key, tuple(self._sum(self.U, u_key)),
+                      tuple(self._sum(self.X, x_key)), matches)
 
     def first_query(self):
         """q₀ = F([x_1]): the m = 0 sample of every family ending in x_1."""

@@ -1,45 +1,44 @@
-"""Independent certificate checker: ``python -m proofs_checks.verify CERT.json ...``.
+"""Independent certificate checker: ``python -m proofs_checks.verify CERT.json ...``
+(docs/evidence.md says what each certificate proves).
 
-One module per certificate kind (``count``, ``recovery``, ``copy_count``, ``determinant``,
-``bad_set``), over small exact layers of its own (``parse``, ``linalg``, ``poly``, ``qt``).
+Standard library only (``json``, ``fractions``, ``itertools``, ``math``, ``random``, ``re``): it
+shares no code with exactattn, never evaluates certificate text (no ``eval``, no ``sympify``)
+and re-derives what it checks from the definitions.
 
-Standard library only (``json``, ``fractions``, ``itertools``, ``math``, ``random``, ``re``): it shares
-no code with exactattn, never evaluates certificate text (no ``eval``, no ``sympify``; numbers
-are parsed by a strict ``p/q`` reader) and re-derives what it checks from the definitions:
+Strict reading (:mod:`.parse`): size, UTF-8, nesting depth and integer literals are bounded
+before any work; duplicate keys, floats, NaN/Infinity and booleans-for-integers are rejected;
+every field a verdict relies on is required; every loop over a count the certificate supplies
+is bounded by the claim's sizes.  Anything wrong ends in one ``REJECTED`` line, never a
+traceback.
 
-* ``count`` — recomputes the published query count and maximum length (P1 Thm 4.1: d²+d and 2;
-  exact skeleton: d + r(2d−r) and 2; P2: 4H₀d²−2H₀+1 and 2H₀+1) and compares them with what was
-  measured.
-* ``count-fit`` — redoes the exact polynomial interpolation of the measured counts in (d, H₀)
-  by Gaussian elimination over the rationals and compares the coefficients with the published
-  polynomial 4H₀d²−2H₀+1.
-* ``recovery`` / ``same-function`` — its own canonical form (merge equal W, sum v, drop zero
-  sums) and its own softmax attention in Q(t), t = e^{1/L} (Laurent polynomials with
-  rational coefficients): the recovered heads must equal the canonical form of the true heads,
-  and both must reproduce every recorded oracle answer exactly.
-* ``copy-count`` — evaluates attention on [(x+u)×m, x] in Q(t) and compares with
-  K + Σ_h c_h/(1 + m z_h) (P2 copy-count family).
-* ``rational-form`` — rebuilds N and D of G(m) = N(m)/D(m) as polynomials in (m, z, c, K).
-* ``determinant`` — rebuilds the cleared (2H+1)×(2H+1) linearised interpolation matrix at the
-  witness and at points of its own choosing, takes determinants by exact elimination, and
-  compares with the certificate's polynomial, its factorisation and its closed form.
-* ``bad-set`` — recomputes the genericity polynomials of docs/design.md §4.3 from the model (det U,
-  det X, pole separation, visibility, unique matching), checks the stated factorisations by
-  multiplying them out, the witness values, the degree D, the Schwartz–Zippel bound D/|S|,
-  the exact bad-set probability (by enumeration when small) and the Monte Carlo tallies.
+One module per certificate kind:
 
-Beyond the checks, the header must name a known claim with its reference and statement, the
-``params`` must be exactly the sizes the checks cover, and every recorded sympy result must be
-true.  What a changed digit cannot break is what does not change the truth of the record:
-e.g. the W of a head whose v is 0 (P1 Prop 7.1: it is invisible) or a singular basis of a
-failed Monte Carlo run replaced by another singular matrix.
+* ``run`` (:mod:`.run`, dispatched by learner to :mod:`.run_multi_head`,
+  :mod:`.run_single_head`, :mod:`.run_low_rank`) — an identifiability certificate: the
+  transcript must be exactly the schedule rebuilt from the recorded vectors (and, for P1's
+  adaptive probes, from the recovered v), the recovered model must reproduce every answer in
+  Q(t), and every genericity condition is evaluated at the recovered model;
+* ``count`` / ``count-derivation`` / ``count-fit`` (:mod:`.count`) — published counts against
+  a run's transcript; the P2 count as a polynomial identity read off the schedule structure
+  this checker rebuilds transcripts from; an exact fit over the measured grid (sampled);
+* ``same-function`` (:mod:`.recovery`) — pairwise different raw parameterisations with one
+  canonical form and equal outputs (P1 Prop 7.1);
+* ``copy-count`` / ``rational-form`` (:mod:`.copy_count`), ``determinant``
+  (:mod:`.determinant`) — the P2 copy-count family and its interpolation determinant;
+* ``bad-set`` (:mod:`.bad_set`) — the genericity polynomials recomputed, factorisations,
+  witness, D, D/|S|, exact enumeration where small, and the Monte Carlo trials re-drawn from
+  their seeds, classified here and their outcomes predicted by :mod:`.predict` (the learner's
+  rules), with exact binomial tests (:mod:`.binomial`);
+* ``non-unique`` (:mod:`.nonunique`) — the non-uniqueness lemma at one instance.
 
-Exit status 0 when every certificate is accepted, 1 when one is rejected, 2 on usage errors.
-Symbolic proofs done with sympy are recorded under ``symbolic`` for the reader; this checker
-does not re-prove them but spot-checks them through the kinds above.
+The header must name a known claim with its reference and statement, and ``params`` must be
+exactly the sizes the checks cover (:mod:`.claims`).  Exit status 0 when every certificate is
+accepted, 1 when one is rejected, 2 on usage errors.  Symbolic proofs done with sympy are
+recorded under ``symbolic`` for the reader; this checker does not re-prove them but
+spot-checks them through the kinds above.
 """
 
 from .parse import Rejected
-from .verify import main, verify, verify_file
+from .verify import main, verify, verify_bytes, verify_file
 
-__all__ = ["Rejected", "verify", "verify_file", "main"]
+__all__ = ["Rejected", "verify", "verify_bytes", "verify_file", "main"]

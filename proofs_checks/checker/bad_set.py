@@ -1,32 +1,34 @@
 """Check kind ``bad-set``: the genericity polynomials of the multi-head schedule (P2
-probability one), recomputed here, with witnesses, D, the Schwartz–Zippel bound and the
-Monte Carlo records."""
+probability one), recomputed here, with witnesses, D, the Schwartz–Zippel bound, the exact
+bad-set probability where enumeration is small, and the Monte Carlo trials — re-drawn here
+from their seeds with the standard library's ``random.Random``, classified here (bad set or
+not), their outcomes predicted here from the learner's rules (:mod:`.predict`), a sample of
+the successes checked as full identifiability certificates (:mod:`.run`), and the failure
+rate compared with D/|S| by an exact binomial test with a Bonferroni correction.
+"""
 
 from __future__ import annotations
 
 import itertools
+import math
+import random
 from fractions import Fraction
 
-from .claims import LEARNING_FAILURES
-from .linalg import det
-from .parse import fmt, heads, integer, matrix, rat, require, vector
+from .binomial import MAX_TRIALS, consistent_with_bound, is_least_upper_limit
+from .parse import (field, fmt, heads, integer, listed, multiset, only, rat, require, same_json,
+                    vector)
 from .poly import degree, normalise, padd, pconst, peval, pdet, pmul, poly_from, ppow, pscale, pvar
-from .qt import attention, canonical, element, same_element
+from .predict import OUTCOMES, predict
+from .qt import canonical
+from .run import check_run
+from .run_multi_head import families, name as family_name, violations
+
+#: enumerate the box exactly when it has at most this many points (the prover uses the same)
+ENUM_LIMIT = 30_000
+MAX_DIM, MAX_HEADS = 3, 4
 
 
 # ------------------------------------------------------------ genericity (docs/design.md §4.3)
-def families(d):
-    """Copy-count families of the schedule as (u index tuple, x index tuple), 0-based; a pair
-    (0, i) means u_1 + u_i (resp. x_1 + x_j).  Matching families carry their two bases."""
-    out = [((i,), (0,), None) for i in range(d)]
-    out += [((0, i), (0,), (((0,), (0,)), ((i,), (0,)))) for i in range(1, d)]
-    for j in range(1, d):
-        for i in range(d):
-            out.append(((i,), (j,), None))
-            out.append(((i,), (0, j), (((i,), (0,)), ((i,), (j,)))))
-    return out
-
-
 def _sym_vec(kind, idx, d, n):
     """u_i (kind 0) or x_j (kind 1) as vectors of polynomials; idx is a tuple of indices."""
     off = 0 if kind == 0 else d * d
@@ -39,7 +41,7 @@ def _sym_vec(kind, idx, d, n):
     return vec
 
 
-def _bilinear(u, M, x, n):
+def _bilinear(u, M, x):
     out = {}
     for i in range(len(u)):
         for j in range(len(x)):
@@ -48,7 +50,7 @@ def _bilinear(u, M, x, n):
     return out
 
 
-def _linear(v, u, n):
+def _linear(v, u):
     out = {}
     for a, p in zip(v, u):
         if a:
@@ -57,33 +59,28 @@ def _linear(v, u, n):
 
 
 def bad_set_polynomials(model, d):
-    """The genericity polynomials of docs/design.md §4.3, recomputed here: name -> polynomial in the
-    2d² entries u_{i,k}, x_{j,k}."""
+    """The genericity polynomials of docs/design.md §4.3, recomputed here: name -> polynomial in
+    the 2d² entries u_{i,k}, x_{j,k} (det U, det X, separated poles, visible heads, unique
+    matching in every matching family)."""
     n = 2 * d * d
     H = len(model)
-    polys = {}
-    polys["det U"] = pdet([_sym_vec(0, (i,), d, n) for i in range(d)], n)
-    polys["det X"] = pdet([_sym_vec(1, (j,), d, n) for j in range(d)], n)
+    polys = {"det U": pdet([_sym_vec(0, (i,), d, n) for i in range(d)], n),
+             "det X": pdet([_sym_vec(1, (j,), d, n) for j in range(d)], n)}
 
     def score(h, ui, xj):
-        return _bilinear(_sym_vec(0, ui, d, n), model[h][0], _sym_vec(1, xj, d, n), n)
-
-    def name(ui, xj):
-        u = "+".join(f"u{i + 1}" for i in ui)
-        x = "+".join(f"x{j + 1}" for j in xj)
-        return f"I({u},{x})"
+        return _bilinear(_sym_vec(0, ui, d, n), model[h][0], _sym_vec(1, xj, d, n))
 
     seen_u = []
     for ui, xj, match in families(d):
         for a in range(H):
             for b in range(a + 1, H):
-                polys[f"poles {name(ui, xj)} heads {a + 1},{b + 1}"] = padd(
+                polys[f"poles {family_name(ui, xj)} heads {a + 1},{b + 1}"] = padd(
                     score(a, ui, xj), pscale(score(b, ui, xj), -1))
         if ui not in seen_u:
             seen_u.append(ui)
             for a in range(H):
                 polys[f"visible head {a + 1} at {'+'.join(f'u{i + 1}' for i in ui)}"] = \
-                    _linear(model[a][1], _sym_vec(0, ui, d, n), n)
+                    _linear(model[a][1], _sym_vec(0, ui, d, n))
         if match:
             (u1, x1), (u2, x2) = match
             for a, b, cc in itertools.product(range(H), repeat=3):
@@ -91,116 +88,209 @@ def bad_set_polynomials(model, d):
                     continue
                 p = padd(padd(score(a, u1, x1), score(b, u2, x2)),
                          pscale(padd(score(cc, u1, x1), score(cc, u2, x2)), -1))
-                polys[f"matching {name(ui, xj)} ({a + 1},{b + 1})~{cc + 1}"] = p
+                polys[f"matching {family_name(ui, xj)} ({a + 1},{b + 1})~{cc + 1}"] = p
     return polys
 
 
+def variable_names(d):
+    return [f"u{i}_{k}" for i in range(1, d + 1) for k in range(1, d + 1)] + \
+           [f"x{j}_{k}" for j in range(1, d + 1) for k in range(1, d + 1)]
+
+
+def draw(seed, d, box):
+    """The learner's draw for `seed` (exactattn's multi-head learner, exact backend):
+    rng = random.Random(seed); U rows, then X rows, entries rng.randint(−box, box)."""
+    rng = random.Random(seed)
+    U = [[Fraction(rng.randint(-box, box)) for _ in range(d)] for _ in range(d)]
+    X = [[Fraction(rng.randint(-box, box)) for _ in range(d)] for _ in range(d)]
+    return U, X
+
+
+def _integer_model(model):
+    """The model with every W scaled by one common denominator and every v by another: the
+    zero tests of the genericity conditions are unchanged, and the arithmetic is integral."""
+    lw = math.lcm(*[x.denominator for W, _ in model for r in W for x in r]) if model else 1
+    lv = math.lcm(*[x.denominator for _, v in model for x in v]) if model else 1
+    return [(tuple(tuple(int(x * lw) for x in r) for r in W), tuple(int(x * lv) for x in v))
+            for W, v in model]
+
+
+def _int_factor(f):
+    """A factor with its coefficients scaled to integers (same zero set)."""
+    m = math.lcm(*[c.denominator for c in f.values()])
+    return [(e, int(c * m)) for e, c in f.items()]
+
+
+def _vanishes(terms, point):
+    total = 0
+    for e, c in terms:
+        t = c
+        for x, k in zip(point, e):
+            if k:
+                t *= x ** k
+        total += t
+    return total == 0
+
+
+# ------------------------------------------------------------ the check
 def check_bad_set(c, checks=()):
-    """Genericity certificate (P2 probability one, docs/design.md §4.3): polynomials recomputed from
-    the model, factorisations, witness values, D, the bound D/|S|, the exact bad-set
-    probability (by enumeration) and the Monte Carlo records."""
-    d = integer(c.get("dim"), "bad-set.dim")
-    require(1 <= d <= 4, "bad-set: dim out of range")
-    model = heads(c.get("model"), d, "bad-set.model")
-    require(canonical(model) == frozenset(model) and len(model) == len(set(model)),
-            "bad-set: the model is not canonical")
+    """Genericity certificate (P2 probability one, docs/design.md §4.3)."""
+    only(c, ("kind", "dim", "H", "model", "factors", "polynomials", "D", "box", "S", "bound",
+             "witness", "exact_probability", "monte_carlo"), "bad-set")
+    d = integer(c["dim"], "bad-set.dim", 1, MAX_DIM)
+    H = integer(c["H"], "bad-set.H", 1, MAX_HEADS)
+    model = heads(c["model"], d, "bad-set.model", MAX_HEADS)
+    require(len(model) == H, "bad-set: the model does not have H heads")
+    require(multiset(canonical(model)) == multiset(model), "bad-set: the model is not canonical")
     n = 2 * d * d
-    names = [f"u{i}_{k}" for i in range(1, d + 1) for k in range(1, d + 1)] + \
-            [f"x{j}_{k}" for j in range(1, d + 1) for k in range(1, d + 1)]
-    factors = [poly_from(f, names, f"bad-set.factors[{k}]") for k, f in enumerate(c.get("factors", []))]
-    require(all(degree(f) >= 1 for f in factors), "bad-set: a factor is constant")
+    names = variable_names(d)
     recomputed = bad_set_polynomials(model, d)
-    listed = c.get("polynomials")
-    require(isinstance(listed, list), "bad-set: polynomials must be a list")
-    listed_names = [e.get("name") for e in listed if isinstance(e, dict)]
-    require(sorted(listed_names) == sorted(recomputed), "bad-set: the listed polynomials are not "
-            "those of docs/design.md §4.3 for this model and dimension")
-    wit = vector(c.get("witness"), "bad-set.witness")
-    require(len(wit) == n, "bad-set: witness has the wrong length")
-    for k, e in enumerate(listed):
-        where = f"bad-set.polynomials[{k}] ({e['name']})"
-        p = poly_from(e.get("polynomial"), names, where)
-        require(p == recomputed[e["name"]], f"{where}: differs from the recomputed polynomial")
-        require(p, f"{where}: identically zero")
-        prod = pconst(rat(e.get("constant"), where + ".constant"), n)
-        for t, (fi, mult) in enumerate(e.get("factorisation", [])):
-            require(isinstance(fi, int) and 0 <= fi < len(factors), f"{where}: bad factor index")
-            prod = pmul(prod, ppow(factors[fi], integer(mult, "multiplicity"), n))
-        require(prod == p, f"{where}: the factorisation does not multiply out")
-        require(rat(e.get("value"), where + ".value") == peval(p, wit) != 0,
-                f"{where}: witness value wrong or zero")
-    D = sum(degree(f) for f in factors)
-    require(c.get("D") == D, f"bad-set: D = {c.get('D')} but the distinct factors have total degree {D}")
+    factors = [poly_from(f, names, f"bad-set.factors[{k}]")
+               for k, f in enumerate(listed(c["factors"], "bad-set.factors", len(recomputed) * 4))]
+    require(all(degree(f) >= 1 for f in factors), "bad-set: a factor is constant")
     require(len({tuple(sorted(normalise(f).items())) for f in factors}) == len(factors),
             "bad-set: repeated factor")
-    box = integer(c.get("box"), "bad-set.box")
+    listed_ = listed(c["polynomials"], "bad-set.polynomials", len(recomputed))
+    got_names = [field(e, "name", f"bad-set.polynomials[{k}]") for k, e in enumerate(listed_)]
+    require(sorted(got_names) == sorted(recomputed), "bad-set: the listed polynomials are not "
+            "those of docs/design.md §4.3 for this model and dimension")
+    wit = vector(c["witness"], "bad-set.witness", n)
+    for k, e in enumerate(listed_):
+        where = f"bad-set.polynomials[{k}] ({e['name']})"
+        only(e, ("name", "condition", "polynomial", "constant", "factorisation", "value"), where)
+        p = poly_from(e["polynomial"], names, where)
+        require(p == recomputed[e["name"]], f"{where}: differs from the recomputed polynomial")
+        require(p, f"{where}: identically zero")
+        prod = pconst(rat(e["constant"], where + ".constant"), n)
+        for t, pair in enumerate(listed(e["factorisation"], where + ".factorisation", 8)):
+            require(isinstance(pair, list) and len(pair) == 2, f"{where}: [factor, multiplicity]")
+            fi = integer(pair[0], f"{where}: factor index", 0, len(factors) - 1)
+            # a multiplicity is bounded by the degree of the polynomial it factors
+            mult = integer(pair[1], f"{where}: multiplicity", 1, degree(p))
+            prod = pmul(prod, ppow(factors[fi], mult, n))
+        require(prod == p, f"{where}: the factorisation does not multiply out")
+        require(rat(e["value"], where + ".value") == peval(p, wit) != 0,
+                f"{where}: witness value wrong or zero")
+    used = {pair[0] for e in listed_ for pair in e["factorisation"]}
+    require(used == set(range(len(factors))), "bad-set: a factor divides no listed polynomial")
+    D = sum(degree(f) for f in factors)
+    require(c["D"] == D and type(c["D"]) is int,
+            f"bad-set: D = {c['D']} but the distinct factors have total degree {D}")
+    box = integer(c["box"], "bad-set.box", 1, 10 ** 6)
     S = 2 * box + 1
-    require(c.get("S") == S, "bad-set: |S| ≠ 2·box + 1")
+    require(c["S"] == S and type(c["S"]) is int, "bad-set: |S| ≠ 2·box + 1")
     bound = Fraction(D, S)
-    require(rat(c.get("bound"), "bad-set.bound") == bound, "bad-set: bound ≠ D/|S|")
+    require(rat(c["bound"], "bad-set.bound") == bound, "bad-set: bound ≠ D/|S|")
+    int_factors = [_int_factor(f) for f in factors]
+    exact_msg = _exact_probability(c["exact_probability"], int_factors, box, n, bound)
+    mc_msg = _monte_carlo(c["monte_carlo"], model, d, H, box, bound, recomputed, checks)
+    vac = " (vacuous: ≥ 1)" if bound >= 1 else ""
+    return (f"bad-set d={d} H={H}: {len(listed_)} genericity polynomials recomputed, each "
+            f"nonzero at the witness, so the bad set is a proper algebraic set (measure zero "
+            f"for any absolutely continuous draw); D={D}, |S|={S}, Schwartz–Zippel "
+            f"Pr[bad] ≤ D/|S| = {fmt(bound)}{vac}" + exact_msg + mc_msg)
 
-    def in_bad_set(point):
-        return any(peval(f, point) == 0 for f in factors)
 
-    exact = c.get("exact_probability")
-    if exact is not None:
-        require(S ** n <= 20000, "bad-set: enumeration too large to re-check")
-        bad = sum(in_bad_set(list(map(Fraction, pt)))
-                  for pt in itertools.product(range(-box, box + 1), repeat=n))
-        require(rat(exact, "exact_probability") == Fraction(bad, S ** n),
-                f"bad-set: exact probability is {fmt(Fraction(bad, S ** n))}")
-        require(Fraction(bad, S ** n) <= bound, "bad-set: exact probability exceeds the bound")
-    mc = c.get("monte_carlo")
-    msg = ""
-    if mc is not None:
-        trials = mc.get("trials")
-        require(isinstance(trials, list) and trials, "monte_carlo: no trials")
-        canon = canonical(model)
-        failures = 0
-        for k, t in enumerate(trials):
-            where = f"monte_carlo.trials[{k}]"
-            require(isinstance(t, dict), where)
-            if "rows" in t:  # stopped before any query: the singular basis it reported
-                require(t.get("outcome") == "singular-basis" and t.get("basis") in ("U", "X"),
-                        f"{where}: only a singular-basis failure reports just one basis")
-                rows = matrix(t["rows"], where + ".rows")
-                require(len(rows) == d and all(len(r) == d for r in rows) and
-                        all(abs(x) <= box and x.denominator == 1 for r in rows for x in r),
-                        f"{where}: reported basis is not a d×d matrix from the box")
-                require(det(rows) == 0, f"{where}: the reported basis is not singular")
-                require(t.get("in_bad_set") is True, f"{where}: a singular basis is in the bad set")
-            else:
-                U, X = matrix(t.get("U"), where + ".U"), matrix(t.get("X"), where + ".X")
-                require(len(U) == len(X) == d and all(len(r) == d for r in U + X) and
-                        all(abs(x) <= box and x.denominator == 1 for r in U + X for x in r),
-                        f"{where}: bases are not d×d matrices from the box")
-                point = [x for r in U for x in r] + [x for r in X for x in r]
-                require(t.get("in_bad_set") == in_bad_set(point),
-                        f"{where}: bad-set membership misstated")
-                # the oracle's answers to [(x1+u_i), x1] and [(x_j+u1), x_j] tie U, X to the run
-                asked = [[[a + b for a, b in zip(X[0], u)], X[0]] for u in U] + \
-                        [[[a + b for a, b in zip(x, U[0])], x] for x in X[1:]]
-                answers = t.get("answers")
-                require(isinstance(answers, list) and len(answers) == len(asked),
-                        f"{where}: one recorded answer per read-back query")
-                for q, y in zip(asked, answers):
-                    require(same_element(attention(model, q), element(y, where + ".answers")),
-                            f"{where}: a recorded answer is not the model's output on its query")
-            outcome = t.get("outcome")
-            if outcome == "recovered":
-                require(frozenset(heads(t.get("recovered"), d, where)) == canon,
-                        f"{where}: a silent wrong answer is recorded as recovered")
-            else:
-                require(outcome in LEARNING_FAILURES, f"{where}: outcome {outcome!r} is not a "
-                        "named learning failure")
-                failures += 1
-                require(t["in_bad_set"], f"{where}: failure outside the bad set")
-        require(mc.get("failures") == failures, "monte_carlo: failure count misstated")
-        rate = Fraction(failures, len(trials))
-        require(rat(mc.get("rate"), "rate") == rate, f"monte_carlo: rate {fmt(rate)} misstated")
-        # Hoeffding allowance 2nε² = 69/10 < ln 1000
-        require(rate <= bound or 2 * len(trials) * (rate - bound) ** 2 <= Fraction(69, 10),
-                f"monte_carlo: rate {fmt(rate)} above the bound {fmt(bound)} beyond the allowance")
-        msg = f", Monte Carlo {failures}/{len(trials)} failures, all detected and in the bad set"
-    return (f"bad-set d={d} H={len(model)}: {len(listed)} polynomials nonzero at the witness, "
-            f"D={D}, |S|={S}, bound {fmt(bound)}" + msg)
+def _exact_probability(value, int_factors, box, n, bound):
+    S = 2 * box + 1
+    if S ** n > ENUM_LIMIT:
+        require(value is None, "bad-set: exact_probability given where the box is too large to "
+                "enumerate")
+        return ""
+    require(value is not None, "bad-set: exact_probability is required where the box can be "
+            "enumerated")
+    bad = sum(1 for pt in itertools.product(range(-box, box + 1), repeat=n)
+              if any(_vanishes(f, pt) for f in int_factors))
+    exact = Fraction(bad, S ** n)
+    require(rat(value, "exact_probability") == exact,
+            f"bad-set: exact probability is {fmt(exact)}")
+    require(exact <= bound, "bad-set: exact probability exceeds the bound")
+    return f"; exact Pr[bad] = {fmt(exact)} by enumerating {S ** n} points"
+
+
+def _monte_carlo(mc, model, d, H, box, bound, polys, checks):
+    only(mc, ("learner", "first_seed", "trials", "outcomes", "bad", "failures", "alpha", "tests",
+              "failure_upper_limit", "bad_upper_limit", "sample"), "monte_carlo")
+    only(mc["learner"], ("heads", "box"), "monte_carlo.learner")
+    require(same_json(mc["learner"], {"heads": H, "box": box}),
+            "monte_carlo: the learner must be told H and draw from this box")
+    first = integer(mc["first_seed"], "monte_carlo.first_seed", 0, 2 ** 63)
+    n = integer(mc["trials"], "monte_carlo.trials", 1, MAX_TRIALS)
+    recorded = {}
+    for k, e in enumerate(listed(mc["outcomes"], "monte_carlo.outcomes", n)):
+        require(isinstance(e, list) and len(e) == 2, f"monte_carlo.outcomes[{k}]: [seed, outcome]")
+        seed = integer(e[0], f"monte_carlo.outcomes[{k}].seed", first, first + n - 1)
+        require(seed not in recorded, f"monte_carlo: seed {seed} listed twice")
+        require(e[1] in OUTCOMES and e[1] != "recovered",
+                f"monte_carlo.outcomes[{k}]: {e[1]!r} is not a named learner outcome")
+        recorded[seed] = e[1]
+    imodel = _integer_model(model)
+    bad = failures = 0
+    named = {}
+    for t in range(n):
+        seed = first + t
+        U, X = draw(seed, d, box)
+        viol = violations(imodel, U, X)
+        got = recorded.get(seed, "recovered")
+        if not viol:      # a generic draw: the learner recovers (docs/evidence.md, theorem 1)
+            require(got == "recovered", f"monte_carlo: seed {seed}: recorded failure {got!r} "
+                    "at a draw outside the bad set")
+            continue
+        bad += 1
+        point = [x for r in U for x in r] + [x for r in X for x in r]
+        for nm in viol:     # the fast test and the recomputed polynomial agree
+            require(peval(polys[nm], point) == 0, f"monte_carlo: seed {seed}: {nm} does not "
+                    "vanish as a polynomial")
+        outcome, _ = predict(model, U, X, H)
+        require(got == outcome, f"monte_carlo: seed {seed}: recorded {got!r} but the learner's "
+                f"rules give {outcome!r} at this draw")
+        if outcome != "recovered":
+            failures += 1
+            named[outcome] = named.get(outcome, 0) + 1
+    require(mc["bad"] == bad, f"monte_carlo: {bad} draws lie in the bad set, not {mc['bad']}")
+    require(mc["failures"] == failures, f"monte_carlo: {failures} failures, not {mc['failures']}")
+    alpha = rat(mc["alpha"], "monte_carlo.alpha")
+    require(0 < alpha < 1, "monte_carlo: alpha must lie in (0, 1)")
+    tests = 2 * sum(1 for x in checks if isinstance(x, dict) and x.get("kind") == "bad-set")
+    require(mc["tests"] == tests and type(mc["tests"]) is int, f"monte_carlo: the Bonferroni "
+            f"correction must count the {tests} tests of this certificate")
+    level = alpha / tests
+    for what, k in (("failure", failures), ("bad-set", bad)):
+        require(consistent_with_bound(n, k, bound, level),
+                f"monte_carlo: {k}/{n} {what} draws reject Pr ≤ D/|S| = {fmt(bound)} at level "
+                f"{fmt(level)} (exact binomial test)")
+    fu = rat(mc["failure_upper_limit"], "failure_upper_limit")
+    bu = rat(mc["bad_upper_limit"], "bad_upper_limit")
+    require(is_least_upper_limit(n, failures, fu, level), "monte_carlo: failure_upper_limit is "
+            f"not the Clopper–Pearson upper limit at confidence 1 − {fmt(level)} (grid 2^-24)")
+    require(is_least_upper_limit(n, bad, bu, level), "monte_carlo: bad_upper_limit is not the "
+            f"Clopper–Pearson upper limit at confidence 1 − {fmt(level)} (grid 2^-24)")
+    sample = listed(mc["sample"], "monte_carlo.sample", 16)
+    require(sample or failures == n, "monte_carlo: no recorded sample of the successes")
+    answers = 0
+    for k, s in enumerate(sample):
+        only(s, ("seed", "run"), f"monte_carlo.sample[{k}]")
+        seed = integer(s["seed"], f"monte_carlo.sample[{k}].seed", first, first + n - 1)
+        require(seed not in recorded, f"monte_carlo.sample[{k}]: seed {seed} is not a success")
+        r = s["run"]
+        U, X = draw(seed, d, box)
+        require(isinstance(r, dict) and r.get("learner") == "multi-head" and
+                same_json(r.get("params"), {"H0": H}) and "model" in r,
+                f"monte_carlo.sample[{k}]: a multi-head run with H0 = H and the true model")
+        require(multiset(heads(r["model"], d, "sample.model")) == multiset(model),
+                f"monte_carlo.sample[{k}]: the run's true model is not this model")
+        vec = r.get("vectors") or {}
+        require(isinstance(vec, dict) and set(vec) == {"U", "X"} and
+                [vector(x, "U") for x in vec["U"]] == U and
+                [vector(x, "X") for x in vec["X"]] == X,
+                f"monte_carlo.sample[{k}]: the run's vectors are not the draw of seed {seed}")
+        check_run(r)
+        answers += len(r["transcript"])
+    detail = ", ".join(f"{v} {k}" for k, v in sorted(named.items())) or "none"
+    return (f"; Monte Carlo: {n} draws re-drawn from seeds {first}…{first + n - 1}, {bad} in the "
+            f"bad set (decided here), {failures} failures ({detail}), every outcome the one the "
+            f"learner's rules give and every failure in the bad set; rates consistent with "
+            f"≤ {fmt(bound)} (exact binomial, level {fmt(level)} = {fmt(alpha)}/{tests}); "
+            f"Clopper–Pearson upper limits at 1 − {fmt(level)}: failure {fmt(fu)}, bad set "
+            f"{fmt(bu)}; {len(sample)} successes checked as identifiability certificates "
+            f"({answers} answers re-checked)")

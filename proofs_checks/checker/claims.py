@@ -3,7 +3,9 @@ checks must cover, and the sympy records written for the reader."""
 
 from __future__ import annotations
 
-from .parse import require
+from fractions import Fraction
+
+from .parse import rat, require
 
 FORMAT = "exactattn-certificate"
 VERSION = 1
@@ -12,15 +14,15 @@ VERSION = 1
 CLAIMS = {
     "P1-T4.1": ("P1 Thm 4.1",
                 "a single head (W, v) is learned exactly from d²+d value queries of length ≤ 2",
-                {"count", "recovery"}),
+                {"count", "run"}),
     "P1-T5.1": ("P1 Thm 5.1",
                 "low rank: exact skeleton with d+r(2d−r) queries (rank revealed with ≤ 2r+1 "
-                "more); P1's nuclear-norm baseline from 5rd projections",
-                {"count", "recovery"}),
+                "more); P1's nuclear-norm baseline from O(rd) projections, success rate against m",
+                {"count", "run"}),
     "P1-P7.1": ("P1 Prop 7.1",
                 "multi-head parameters are not identifiable: (W, v1+v2), (W, v1)+(W, v2) and "
                 "+(W', 0) are one function; the learner returns one canonical form",
-                {"same-function"}),
+                {"same-function", "run"}),
     "P2-rational": ("P2 copy-count interpolation",
                     "G(m) = K + Σ c_h/(1+m z_h) is type (H,H), poles −1/z_h, residues c_h/z_h; "
                     "2H+1 samples determine it (det ≠ 0)",
@@ -28,15 +30,26 @@ CLAIMS = {
     "P2-count": ("P2 query count",
                  "multi-head learning uses exactly 4Hd²−2H+1 queries of length ≤ 2H+1 "
                  "(H0 for a bound H0 ≥ H)",
-                 {"count", "count-fit", "recovery"}),
+                 {"count", "count-derivation", "count-fit", "run"}),
     "P2-prob1": ("P2 probability one",
-                 "the bad set is a proper algebraic set: Pr[fail] ≤ D/|S| for entries from S, "
-                 "and every failure is detected",
+                 "the bad set is a proper algebraic set (measure zero); Pr[fail] ≤ D/|S| for "
+                 "entries from S; every failure lies in the bad set",
                  {"bad-set"}),
     "P2-canonical": ("P2 canonical heads",
                      "heads with equal W merge (v summed), zero-sum groups drop; the learner "
                      "returns exactly this canonical form",
-                     {"recovery", "same-function", "count"}),
+                     {"run", "same-function", "count"}),
+    "P2-nonunique": ("P2 probability one (non-uniqueness lemma)",
+                     "a two-head model can give exactly the answers of a one-head model on the "
+                     "whole schedule from (U, X) and differ elsewhere: identifiability holds "
+                     "with probability one, not always",
+                     {"non-unique", "run"}),
+    # a user's own run (`exactattn learn ... --certificate FILE`)
+    "run": ("docs/design.md §8",
+            "identifiability certificate of one exact learner run: the transcript is the "
+            "learner's schedule, the recovered model reproduces every answer, and the draw is "
+            "generic for it",
+            {"run"}),
     # approximate-oracle claims (issue 6): real arithmetic, no certificate is written
     "P1-T6.1": ("P1 Thm 6.1",
                 "answers within ±τ: d²+d queries of length ≤ 2 give ‖Ŵ−W‖_F ≤ ε_W, ‖v̂−v‖ ≤ ε_v "
@@ -68,27 +81,35 @@ CLAIMS = {
                       "model", set()),
 }
 
-LEARNING_FAILURES = {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching",
-                     "not-attention", "certification-failed", "not-identifiable",
-                     "learning-failure"}
-
 
 def _of(checks, kind):
     return [c for c in checks if isinstance(c, dict) and c.get("kind") == kind]
 
 
 def _int_list(x, where):
-    require(isinstance(x, list) and all(isinstance(a, int) and not isinstance(a, bool) for a in x),
-            f"params: {where} must be a list of integers")
+    require(isinstance(x, list) and x and all(type(a) is int and 1 <= a <= 64 for a in x),
+            f"params: {where} must be a non-empty list of small positive integers")
     return x
+
+
+def _covers(counts, formula, grid, key):
+    """The counts of `formula` are exactly one per grid point, in order."""
+    got = [tuple(c["params"].get(k) for k in key) for c in counts
+           if c.get("formula") == formula and isinstance(c.get("params"), dict)]
+    require(got == grid, f"params: the {formula} counts do not cover the grid {grid}")
+
+
+def _runs_have_models(runs, n, learner):
+    require(len(runs) == n and all(r.get("learner") == learner and "model" in r for r in runs),
+            f"params: expected {n} {learner} runs, each with its true model")
 
 
 def params_p1_t41(p, checks):
     """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d"}, "params: expected {d}")
     ds = _int_list(p["d"], "d")
-    require([c["params"].get("d") for c in _of(checks, "count")] == ds, "params: d ≠ the counted d")
-    require([c.get("dim") for c in _of(checks, "recovery")] == ds, "params: d ≠ the recovered d")
+    _covers(_of(checks, "count"), "single-head", [(d,) for d in ds], ("d",))
+    _runs_have_models(_of(checks, "run"), len(ds), "single-head")
 
 
 def params_p1_t51(p, checks):
@@ -96,15 +117,24 @@ def params_p1_t51(p, checks):
     require(set(p) == {"d", "r"}, "params: expected {d, r}")
     grid = [(d, r) for d in _int_list(p["d"], "d") for r in _int_list(p["r"], "r") if r <= d]
     for name in ("low-rank-skeleton", "low-rank-revealing"):
-        got = [(c["params"].get("d"), c["params"].get("r")) for c in _of(checks, "count")
-               if c.get("formula") == name]
-        require(got == grid, f"params: the {name} counts do not cover d × r")
+        _covers(_of(checks, "count"), name, grid, ("d", "r"))
+    _runs_have_models(_of(checks, "run"), 2 * len(grid), "low-rank")
 
 
 def params_p1_p71(p, checks, symbolic):
-    """The certificate's sizes are exactly those its checks cover."""
+    """The certificate's sizes are exactly those its checks cover; A, B, C are three different
+    raw parameterisations with 1, 2, 3 heads, and the learner ran on each."""
     require(set(p) == {"d", "N"}, "params: expected {d, N}")
-    require(all(c.get("dim") == p["d"] for c in _of(checks, "same-function")), "params: d")
+    sf = _of(checks, "same-function")
+    require(len(sf) == 1 and sf[0].get("dim") == p["d"], "params: one same-function check at d")
+    models = sf[0].get("models")
+    require(isinstance(models, dict) and {"A", "B", "C"} <= set(models) and
+            [len(models[k]) if isinstance(models[k], list) else None for k in "ABC"] == [1, 2, 3],
+            "params: models A, B, C with 1, 2, 3 heads")
+    runs = _of(checks, "run")
+    require([r.get("params", {}).get("H0") for r in runs] == [1, 2, 3] and
+            all(r.get("model") == models[k] for r, k in zip(runs, "ABC")),
+            "params: one multi-head run per model A, B, C with H0 = 1, 2, 3")
     require(len(symbolic) == 1 and symbolic[0].get("token_lengths") == _int_list(p["N"], "N"),
             "params: N ≠ the token lengths of the symbolic proof")
 
@@ -123,28 +153,31 @@ def params_p2_rational(p, checks, symbolic):
 def params_p2_count(p, checks):
     """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d", "H"}, "params: expected {d, H}")
-    grid = [{"d": d, "H0": H0} for d in _int_list(p["d"], "d") for H in _int_list(p["H"], "H")
+    grid = [(d, H0) for d in _int_list(p["d"], "d") for H in _int_list(p["H"], "H")
             for H0 in (H, H + 1)]
-    require([c.get("params") for c in _of(checks, "count")] == grid,
-            "params: the counts do not cover d × H × {H, H+1}")
-    require(len(_of(checks, "recovery")) == len(grid), "params: one recovery per count")
+    _covers(_of(checks, "count"), "multi-head", grid, ("d", "H0"))
+    _runs_have_models(_of(checks, "run"), len(grid), "multi-head")
+    require(len(_of(checks, "count-derivation")) == 1, "params: one count derivation")
 
 
 def params_p2_prob1(p, checks):
     """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d,H,box,trials"}, "params: expected {d,H,box,trials}")
     want = p["d,H,box,trials"]
-    got = [[c.get("dim"), len(c.get("model", [])), c.get("box"),
-            len((c.get("monte_carlo") or {}).get("trials", []))] for c in _of(checks, "bad-set")]
+    got = [[c.get("dim"), c.get("H"), c.get("box"), (c.get("monte_carlo") or {}).get("trials")]
+           for c in _of(checks, "bad-set")]
     require(got == want, "params: configurations ≠ the bad-set checks")
+    require(all(rat(c.get("bound"), "bound") <= Fraction(1, 20) for c in _of(checks, "bad-set")),
+            "params: every configuration must have D/|S| ≤ 1/20 (a bound that can be violated)")
 
 
 def params_p2_canonical(p, checks):
     """The certificate's sizes are exactly those its checks cover."""
     require(set(p) == {"d", "H0"}, "params: expected {d, H0}")
     H0s = _int_list(p["H0"], "H0")
-    rec = _of(checks, "recovery")
-    require(len(rec) == len(H0s) and all(c.get("dim") == p["d"] for c in rec), "params: d, H0")
+    runs = _of(checks, "run")
+    require([r.get("params", {}).get("H0") for r in runs] == H0s and
+            all(r.get("dim") == p["d"] and "model" in r for r in runs), "params: d, H0")
     require([c["params"] for c in _of(checks, "count")] == [{"d": p["d"], "H0": min(H0s)}],
             "params: the count is not that of the smallest H0")
     sf = _of(checks, "same-function")
@@ -170,9 +203,27 @@ def params_economy_count(p, checks):
     require(got == want, "params: the economy counts do not cover (d, H) × {economy, adaptive}")
 
 
-PARAMS = {"floor": params_floor, "economy-count": params_economy_count, "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
+
+def params_p2_nonunique(p, checks):
+    """The lemma at d = 2, H0 = 2, with the learner's run on the two-head oracle."""
+    require(set(p) == {"d", "H0", "box"} and p["d"] == 2 and p["H0"] == 2,
+            "params: expected d=2, H0=2 and the box")
+    nu, runs = _of(checks, "non-unique"), _of(checks, "run")
+    require(len(nu) == 1 and len(runs) == 1, "params: one non-unique record and one run")
+
+
+def params_run(p, checks):
+    """A stand-alone run certificate: one run record, its learner and dimension as params."""
+    require(len(checks) == 1 and checks[0].get("kind") == "run", "params: exactly one run record")
+    require(set(p) == {"learner", "dim"} and p["learner"] == checks[0].get("learner") and
+            p["dim"] == checks[0].get("dim"), "params: expected {learner, dim} of the run")
+
+
+PARAMS = {"run": params_run, "floor": params_floor, "economy-count": params_economy_count,
+          "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
-          "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical}
+          "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
+          "P2-nonunique": params_p2_nonunique}
 
 
 #: the fields of the sympy records each claim writes
@@ -181,7 +232,7 @@ SYMBOLIC_KEYS = {
     "P2-rational": {"H", "d", "copy_count_identity_symbolic_m", "copy_count_identity_token_lists",
                     "G0_is_v_dot_x", "lowest_terms", "residues_c_over_z", "limit_at_infinity_is_K",
                     "determinant_equals_closed_form"},
-    "P2-count": {"count_fit_equals_formula", "schedule_sum_equals_formula"},
+    "P2-count": {"count_fit_equals_formula", "derived_count_equals_formula"},
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .parse import heads, integer, require, vector
+from .parse import heads, integer, only, require, vector
 from .poly import padd, pconst, pmul, poly_from, pvar
 from .qt import attention, dot, element, lmul, same_element
 
@@ -14,8 +14,9 @@ from .qt import attention, dot, element, lmul, same_element
 def check_copy_count(c, checks=()):
     """Attention on [(x+u)×m, x] = K + Σ_h c_h/(1 + m z_h) in Q(t) for m = 0…2H, and the
     recorded values are those outputs (P2 copy-count family)."""
-    dim = integer(c.get("dim"), "copy-count.dim")
-    model = heads(c.get("model"), dim, "copy-count.model")
+    only(c, ("kind", "dim", "model", "u", "x", "m_values", "values"), "copy-count")
+    dim = integer(c.get("dim"), "copy-count.dim", 1, 16)
+    model = heads(c.get("model"), dim, "copy-count.model", 8)
     u, x = vector(c.get("u"), "copy-count.u"), vector(c.get("x"), "copy-count.x")
     ms = c.get("m_values")
     require(ms == list(range(2 * len(model) + 1)), "copy-count: m_values must be 0 … 2H")
@@ -44,6 +45,7 @@ def check_copy_count(c, checks=()):
 
 def check_rational_form(c, checks=()):
     """G = N/D with D = Π(1 + m z_h), N = K·D + Σ_h c_h Π_{g≠h}(1 + m z_g), in (m, z, c, K)."""
+    only(c, ("kind", "H", "numerator", "denominator"), "rational-form")
     H = integer(c.get("H"), "rational-form.H")
     require(1 <= H <= 6, "rational-form: H out of range")
     names = ["m"] + [f"z{h}" for h in range(1, H + 1)] + [f"c{h}" for h in range(1, H + 1)] + ["K"]

@@ -7,7 +7,7 @@ import random
 from fractions import Fraction
 
 from .linalg import det
-from .parse import fmt, integer, rat, require, vector
+from .parse import fmt, integer, listed, only, rat, require, vector
 from .poly import degree, padd, pconst, peval, pmul, poly_from, ppow, pscale, pvar
 
 
@@ -27,6 +27,8 @@ def check_determinant(c, checks=()):
     """The linearised interpolation determinant (P2 copy-count interpolation): factors
     multiply out, closed form, degree, nonzero witness, and equal to the matrix determinant
     at the witness and at points chosen here, for several K."""
+    only(c, ("kind", "H", "determinant", "constant", "factors", "degree", "witness", "value"),
+         "determinant")
     H = integer(c.get("H"), "determinant.H")
     require(1 <= H <= 6, "determinant: H out of range")
     names = [f"z{h}" for h in range(1, H + 1)] + [f"c{h}" for h in range(1, H + 1)]
@@ -36,10 +38,12 @@ def check_determinant(c, checks=()):
     # factorisation: constant · Π factor^mult multiplies out to p
     const = rat(c.get("constant"), "determinant.constant")
     prod = pconst(const, n)
-    for k, f in enumerate(c.get("factors", [])):
+    for k, f in enumerate(listed(c["factors"], "determinant.factors", 64)):
         require(isinstance(f, dict) and set(f) == {"factor", "multiplicity"}, f"factor {k}")
         fp = poly_from(f["factor"], names, f"determinant.factors[{k}]")
-        prod = pmul(prod, ppow(fp, integer(f["multiplicity"], "multiplicity"), n))
+        # a multiplicity is bounded by the degree of the polynomial it factors
+        mult = integer(f["multiplicity"], "determinant.multiplicity", 1, max(degree(p), 1))
+        prod = pmul(prod, ppow(fp, mult, n))
     require(prod == p, "determinant: the factors do not multiply out to the determinant")
     # closed form (−1)^{H(H−1)/2} Π_{k≤2H} k! · Π c_h z_h · Π_{a<b} (z_a − z_b)^2
     closed = pconst((-1) ** (H * (H - 1) // 2) * math.prod(math.factorial(k) for k in range(1, 2 * H + 1)), n)

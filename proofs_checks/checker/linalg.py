@@ -43,3 +43,20 @@ def solve_unique(A, b):
     if any(r[-1] != 0 for r in rows[n:]):
         return None
     return [rows[i][-1] for i in range(n)]
+
+
+def rank(M) -> int:
+    """Rank by Gaussian elimination over Q."""
+    A = [list(map(Fraction, r)) for r in M]
+    rk, rows = 0, len(A)
+    for c in range(len(A[0]) if A else 0):
+        p = next((r for r in range(rk, rows) if A[r][c] != 0), None)
+        if p is None:
+            continue
+        A[rk], A[p] = A[p], A[rk]
+        for r in range(rk + 1, rows):
+            f = A[r][c] / A[rk][c]
+            if f:
+                A[r] = [a - f * b for a, b in zip(A[r], A[rk])]
+        rk += 1
+    return rk

@@ -1,63 +1,80 @@
-"""Verify one certificate: its header, its sizes, and every check by its kind."""
+"""Verify one certificate: its header, its sizes, and every check by its kind.
+
+Kinds and their modules (one module per kind; a new kind adds one line to :data:`KINDS`):
+``run`` (:mod:`.run`, with one module per learner), ``count`` / ``count-derivation`` /
+``count-fit`` (:mod:`.count`), ``same-function`` (:mod:`.recovery`), ``copy-count`` /
+``rational-form`` (:mod:`.copy_count`), ``determinant`` (:mod:`.determinant`), ``bad-set``
+(:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`).
+"""
 
 from __future__ import annotations
 
-import json
 import sys
 
 from .bad_set import check_bad_set
 from .claims import CLAIMS, FORMAT, PARAMS, VERSION, check_symbolic
 from .copy_count import check_copy_count, check_rational_form
-from .count import check_count, check_count_fit
+from .count import check_count, check_count_derivation, check_count_fit
 from .determinant import check_determinant
 from .economy_count import check_economy_count
 from .floor import check_floor
-from .parse import Rejected, require
-from .recovery import check_recovery, check_same_function
-
+from .nonunique import check_non_unique
+from .parse import Rejected, load, only, require
+from .recovery import check_same_function
+from .run import check_run
 
 KINDS = {
+    "run": check_run,
     "count": check_count,
+    "count-derivation": check_count_derivation,
     "count-fit": check_count_fit,
-    "recovery": check_recovery,
     "same-function": check_same_function,
     "copy-count": check_copy_count,
     "determinant": check_determinant,
     "rational-form": check_rational_form,
     "bad-set": check_bad_set,
+    "non-unique": check_non_unique,
     "floor": check_floor,
     "economy-count": check_economy_count,
 }
+
+MAX_CHECKS = 200
+HEADER = ("format", "version", "claim", "reference", "statement", "size", "params", "holds",
+          "checks", "symbolic")
+_MALFORMED = (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError, IndexError,
+              RecursionError, OverflowError)
 
 
 def verify(cert) -> list:
     """Verify one certificate (a parsed JSON object); return the list of findings or raise
     :class:`Rejected`."""
     require(isinstance(cert, dict), "a certificate is a JSON object")
-    require(cert.get("format") == FORMAT and cert.get("version") == VERSION,
-            f"not an {FORMAT} version {VERSION} file")
-    cid = cert.get("claim")
-    require(cid in CLAIMS, f"unknown claim {cid!r}")
+    require(cert.get("format") == FORMAT and type(cert.get("version")) is int and
+            cert.get("version") == VERSION, f"not an {FORMAT} version {VERSION} file")
+    only(cert, HEADER, "certificate")
+    cid = cert["claim"]
+    require(isinstance(cid, str) and cid in CLAIMS, f"unknown claim {cid!r:.60}")
     ref, statement, kinds = CLAIMS[cid]
-    require(cert.get("reference") == ref, f"{cid}: reference {cert.get('reference')!r} ≠ {ref!r}")
-    require(cert.get("statement") == statement, f"{cid}: the statement is not that of {cid}")
-    require(cert.get("size") in ("quick", "full"), f"{cid}: size must be quick or full")
-    require(cert.get("holds") is True, f"{cid}: the certificate records that the claim did not hold")
-    checks = cert.get("checks")
+    require(cert["reference"] == ref, f"{cid}: reference {cert['reference']!r:.60} ≠ {ref!r}")
+    require(cert["statement"] == statement, f"{cid}: the statement is not that of {cid}")
+    require(cert["size"] in ("quick", "full"), f"{cid}: size must be quick or full")
+    require(cert["holds"] is True, f"{cid}: the certificate records that the claim did not hold")
+    checks = cert["checks"]
     require(isinstance(checks, list) and checks, f"{cid}: no checks")
+    require(len(checks) <= MAX_CHECKS, f"{cid}: {len(checks)} checks (at most {MAX_CHECKS})")
     present = {c.get("kind") for c in checks if isinstance(c, dict)}
     require(kinds <= present, f"{cid}: missing checks {sorted(kinds - present)}")
-    symbolic = cert.get("symbolic", [])
-    check_symbolic(cid, symbolic)
-    params = cert.get("params")
-    require(isinstance(params, dict), f"{cid}: params must be an object")
+    symbolic = cert["symbolic"]
+    params = cert["params"]
     try:
+        check_symbolic(cid, symbolic)
+        require(isinstance(params, dict), "params must be an object")
         fn = PARAMS[cid]
         fn(params, checks, symbolic) if cid in ("P1-P7.1", "P2-rational") else fn(params, checks)
     except Rejected as e:
         raise Rejected(f"{cid}: {e}") from None
-    except (KeyError, TypeError, AttributeError) as e:
-        raise Rejected(f"{cid}: params malformed ({type(e).__name__}: {e})") from None
+    except _MALFORMED as e:
+        raise Rejected(f"{cid}: params malformed ({type(e).__name__}: {str(e)[:80]})") from None
     findings = []
     for k, c in enumerate(checks):
         require(isinstance(c, dict) and c.get("kind") in KINDS, f"{cid}: check {k} has an unknown kind")
@@ -65,20 +82,22 @@ def verify(cert) -> list:
             findings.append(KINDS[c["kind"]](c, checks))
         except Rejected as e:
             raise Rejected(f"{cid}: check {k} ({c['kind']}): {e}") from None
-        except (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError) as e:
+        except _MALFORMED as e:
             raise Rejected(f"{cid}: check {k} ({c['kind']}) is malformed: "
-                           f"{type(e).__name__}: {e}") from None
+                           f"{type(e).__name__}: {str(e)[:80]}") from None
     return findings
 
 
+def verify_bytes(data: bytes) -> list:
+    """Verify the bytes of a certificate file (strict parsing first); raises Rejected."""
+    return verify(load(data))
+
+
 def verify_file(path) -> list:
-    """Verify one certificate file; raises Rejected."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            cert = json.load(f)
-    except json.JSONDecodeError as e:
-        raise Rejected(f"not valid JSON ({e})") from None
-    return verify(cert)
+    """Verify one certificate file; raises Rejected (OSError if it cannot be read)."""
+    with open(path, "rb") as f:
+        data = f.read(64 * 1024 * 1024 + 1)
+    return verify_bytes(data)
 
 
 def main(argv=None) -> int:
@@ -94,11 +113,15 @@ def main(argv=None) -> int:
         try:
             findings = verify_file(path)
         except OSError as e:
-            sys.stderr.write(f"{path}: cannot read ({e.strerror})\n")
+            sys.stderr.write(f"{path}: cannot read ({e.strerror or e})\n")
             status = max(status, 2)
             continue
         except Rejected as e:
             print(f"REJECTED {path}: {e}")
+            status = max(status, 1)
+            continue
+        except MemoryError:
+            print(f"REJECTED {path}: too large to check")
             status = max(status, 1)
             continue
         print(f"accepted {path}: {len(findings)} checks")

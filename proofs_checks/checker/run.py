@@ -1,0 +1,105 @@
+"""Check kind ``run``: the identifiability certificate of one exact learner run
+(docs/design.md §8).
+
+A record ``{"kind": "run", "learner": L, "dim": d, "params": {...}, "vectors": {...},
+"transcript": [{"tokens", "answer"}], "recovered": [heads]}`` (optionally ``"model"``, the true
+model, when the claim knows it) is checked from itself alone:
+
+(a) the query schedule is rebuilt from the recorded vectors (and, for adaptive steps such as
+    P1's probes chosen from v, from the recovered model) and the transcript must be exactly
+    that schedule — same queries, same order, same count and lengths;
+(b) the recovered model must reproduce every answer exactly in Q(t) (and so must the true
+    model when it is given, whose canonical form must equal the recovered heads as a multiset);
+(c) every genericity condition of the learner is evaluated at the recovered model itself.
+
+What this proves is stated by each learner module (``PROVES``) and printed in the finding.
+
+Dispatch: :data:`LEARNERS` maps the ``learner`` field to a module exposing ``NAME``,
+``PARAMS`` (required parameter fields), ``VECTORS`` (required vector fields),
+``read(dim, params, vectors)`` → a parsed run description with an upper bound on the number
+of queries, ``schedule(run, recovered)`` → the list of queries, ``genericity(run, recovered)``
+→ the list of conditions confirmed (raising Rejected if one fails), and ``PROVES``.  A new
+learner adds one module and one line here.
+"""
+
+from __future__ import annotations
+
+from . import run_low_rank, run_multi_head, run_single_head
+from .parse import field, heads, integer, listed, multiset, only, require, string
+from .qt import attention, canonical, element, same_element, tokens_of
+
+#: learner name → checker module (one module per learner)
+LEARNERS = {
+    run_multi_head.NAME: run_multi_head,
+    run_single_head.NAME: run_single_head,
+    run_low_rank.NAME: run_low_rank,
+}
+
+MAX_DIM = 16
+
+
+def read_transcript(tr, dim, expected, where):
+    """Parse a transcript whose length must be exactly `expected` (checked before any entry is
+    read, so a forged length costs nothing)."""
+    listed(tr, where)
+    require(len(tr) == len(expected), f"{where}: {len(tr)} queries but the schedule rebuilt from "
+            f"the recorded vectors has {len(expected)}")
+    out = []
+    for k, entry in enumerate(tr):
+        only(entry, ("tokens", "answer"), f"{where}[{k}]")
+        toks = tokens_of(entry["tokens"], dim, f"{where}[{k}].tokens")
+        require(toks == expected[k], f"{where}[{k}]: the query is not query {k} of the schedule "
+                f"rebuilt from the recorded vectors")
+        out.append((toks, element(entry["answer"], f"{where}[{k}].answer")))
+    return out
+
+
+def check_run(c, checks=()):
+    """Identifiability certificate of one run: (a) transcript = rebuilt schedule, (b) every
+    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
+    only(c, ("kind", "learner", "dim", "params", "vectors", "transcript", "recovered"), "run",
+         optional=("model",))
+    name = string(c["learner"], "run.learner")
+    require(name in LEARNERS, f"run: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
+    mod = LEARNERS[name]
+    dim = integer(c["dim"], "run.dim", 1, MAX_DIM)
+    params = only(c["params"], mod.PARAMS, "run.params")
+    vectors = only(c["vectors"], mod.VECTORS, "run.vectors")
+    run = mod.read(dim, params, vectors)
+    rec = heads(c["recovered"], dim, "run.recovered", max_heads=run["max_heads"])
+    require(len({W for W, _ in rec}) == len(rec) and all(any(v) for _, v in rec),
+            "run: the recovered heads are not canonical (repeated W or a zero v)")
+    expected = mod.schedule(run, rec)
+    transcript = read_transcript(c["transcript"], dim, expected, "run.transcript")
+    models = [("recovered model", rec)]
+    if "model" in c:
+        model = heads(c["model"], dim, "run.model")
+        require(multiset(canonical(model)) == multiset(rec),
+                "run: the recovered heads ≠ the canonical form of the true model (as multisets)")
+        models.append(("true model", model))
+    for k, (toks, ans) in enumerate(transcript):
+        for what, m in models:
+            require(same_element(attention(m, toks), ans),
+                    f"run: the {what} does not reproduce answer {k} exactly in Q(t)")
+    conditions = mod.genericity(run, rec)
+    longest = max((len(t) for t in expected), default=0)
+    truth = "; canonical form of the true model" if "model" in c else ""
+    return (f"run {name} d={dim} {mod.describe(run)}: transcript = the schedule rebuilt from "
+            f"the recorded vectors ({len(expected)} queries, max length {longest}); "
+            f"{len(expected)} answers re-checked exactly in Q(t){truth}; generic for the "
+            f"recovered model: {', '.join(conditions)} — {mod.PROVES}")
+
+
+def run_of(checks, k, where):
+    """checks[k], which must be a run record (a count refers to its run by index)."""
+    integer(k, f"{where}.run", 0, len(checks) - 1)
+    r = checks[k]
+    require(isinstance(r, dict) and r.get("kind") == "run", f"{where}: check {k} is not a run")
+    return r
+
+
+def transcript_lengths(r):
+    """(queries, max length) of a run record (its transcript is checked by check_run)."""
+    tr = field(r, "transcript", "run")
+    listed(tr, "run.transcript")
+    return len(tr), max((len(e["tokens"]) for e in tr if isinstance(e, dict)), default=0)

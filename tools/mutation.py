@@ -1,0 +1,252 @@
+"""Mutation testing of the evidence chain (docs/evidence.md, "Mutation testing").
+
+A fixed set of mutants — deliberate bugs in the learners, the claims and the independent
+checker — is applied one at a time to a scratch copy of the repository.  A mutant is *killed*
+when the chosen tests fail or ``exactattn check --quick`` fails on the mutated copy (or either
+runs past the time limit), and *survives* otherwise.  Standard library only.
+
+    python tools/mutation.py                 # every mutant, prints one line each and the rate
+    python tools/mutation.py --list          # the mutant set
+    python tools/mutation.py --only M07 M12  # some mutants
+    python tools/mutation.py --json          # one JSON object
+
+Exit status 0 when the kill rate is at least --threshold (default 0.9), 1 otherwise, 2 when a
+mutant no longer applies (its text is not found exactly once: the set must be updated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
+#: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
+#: repository, so it fails on every mutated copy and would count as a kill.
+TESTS = ["tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+         "tests/test_low_rank.py", "tests/test_noise.py"]
+LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
+
+C = "proofs_checks/checker/"
+
+#: (id, what, [(file, old text, new text), ...]) — each old text must occur exactly once
+MUTANTS = [
+    # --- the survivors of the audit
+    ("M01", "checker skips 'every failure lies in the bad set'",
+     [(C + "bad_set.py", 'require(got == "recovered", f"monte_carlo: seed {seed}: recorded failure',
+       'require(True or got == "recovered", f"monte_carlo: seed {seed}: recorded failure')]),
+    ("M02", "checker skips 'recovered = canonical(true)'",
+     [(C + "run.py", "require(multiset(canonical(model)) == multiset(rec),",
+       "require(True or multiset(canonical(model)) == multiset(rec),")]),
+    ("M03", "checker skips the determinant spot check",
+     [(C + "determinant.py", "require(det(M) == peval(p, pt[:n]),", "require(True or det(M) == peval(p, pt[:n]),")]),
+    ("M04", "Schwartz–Zippel degree replaced by the number of factors (prover)",
+     [("exactattn/analysis/genericity.py", "return sum(int(f.total_degree()) for f in factors)",
+       "return len(factors)")]),
+    ("M05", "Schwartz–Zippel degree replaced by the number of factors (checker)",
+     [(C + "bad_set.py", "D = sum(degree(f) for f in factors)", "D = len(factors)")]),
+    ("M06", "matching polynomials dropped from both prover and checker",
+     [("exactattn/analysis/genericity.py", "        if fam.matches:\n", "        if False:\n"),
+      (C + "bad_set.py", "        if match:\n            (u1, x1), (u2, x2) = match\n            for a, b, cc",
+       "        if False:\n            (u1, x1), (u2, x2) = match\n            for a, b, cc"),
+      (C + "run_multi_head.py", "        if match:\n            (u1, x1), (u2, x2) = match\n            s1",
+       "        if False:\n            (u1, x1), (u2, x2) = match\n            s1")]),
+    ("M07", "the Monte Carlo rate test made always true",
+     [(C + "binomial.py", "return bound >= 1 or upper_tail(n, k, bound) > level", "return True")]),
+    ("M08", "P1 Thm 6.1 Lipschitz constant 5 → 4 (the bound is no longer rigorous)",
+     [("exactattn/learners/noisy.py", "LIPSCHITZ = 5\n", "LIPSCHITZ = 4\n")]),
+    # --- the checker
+    ("M09", "checker: transcript not compared with the rebuilt schedule",
+     [(C + "run.py", "require(toks == expected[k],", "require(True or toks == expected[k],")]),
+    ("M10", "checker: answers not reproduced",
+     [(C + "run.py", "require(same_element(attention(m, toks), ans),",
+       "require(True or same_element(attention(m, toks), ans),")]),
+    ("M11", "checker: genericity at the recovered model not evaluated",
+     [(C + "run_multi_head.py", "    bad = violations(recovered, run[\"U\"], run[\"X\"], run[\"H0\"])",
+       "    bad = []")]),
+    ("M12", "checker: duplicate JSON keys accepted",
+     [(C + "parse.py", "object_pairs_hook=_no_duplicates, ", "")]),
+    ("M13", "checker: bool accepted for int",
+     [(C + "parse.py", 'require(type(n) is int, f"{where}: expected an integer',
+       'require(isinstance(n, int), f"{where}: expected an integer')]),
+    ("M14", "checker: multiplicity not bounded",
+     [(C + "bad_set.py", 'mult = integer(pair[1], f"{where}: multiplicity", 1, degree(p))',
+       'mult = integer(pair[1], f"{where}: multiplicity", 1)')]),
+    ("M15", "checker: binomial tail off by one",
+     [(C + "binomial.py", "    for i in range(k):\n        T = T * (n - i)", "    for i in range(k - 1):\n        T = T * (n - i)")]),
+    ("M16", "checker: Clopper–Pearson limit not required to be the least",
+     [(C + "binomial.py", "(limit == 0 or not is_upper_limit(n, k, limit - step, level))", "True")]),
+    ("M17", "checker: zero residues not dropped in the learner re-derivation",
+     [(C + "predict.py", "return [(s, c) for s, c in groups.items() if c != 0]",
+       "return [(s, c) for s, c in groups.items()]")]),
+    ("M18", "checker: count derivation with H0 samples per family",
+     [(C + "count.py", "count = _padd(count, _pmul(fams, {(0, 1): Fraction(2)}))",
+       "count = _padd(count, _pmul(fams, {(0, 1): Fraction(1)}))")]),
+    ("M19", "checker: count not recounted on its run's transcript",
+     [(C + "count.py", "require(c[\"queries\"] == n and c[\"max_length\"] == longest,",
+       "require(True or c[\"queries\"] == n and c[\"max_length\"] == longest,")]),
+    ("M20", "checker: same raw parameters accepted",
+     [(C + "recovery.py", "require(m1 != m2,", "require(True or m1 != m2,")]),
+    ("M21", "checker: canonical form keeps zero sums",
+     [(C + "qt.py", "return frozenset((W, v) for W, v in groups.items() if any(groups[W]))",
+       "return frozenset((W, v) for W, v in groups.items())")]),
+    ("M22", "checker: draws X before U",
+     [(C + "bad_set.py", "    U = [[Fraction(rng.randint(-box, box)) for _ in range(d)] for _ in range(d)]\n"
+       "    X = [[Fraction(rng.randint(-box, box)) for _ in range(d)] for _ in range(d)]",
+       "    X = [[Fraction(rng.randint(-box, box)) for _ in range(d)] for _ in range(d)]\n"
+       "    U = [[Fraction(rng.randint(-box, box)) for _ in range(d)] for _ in range(d)]")]),
+    ("M23", "checker: Bonferroni correction dropped",
+     [(C + "bad_set.py", "    level = alpha / tests\n", "    level = alpha\n")]),
+    ("M24", "checker: poles of one family not required to be separated",
+     [(C + "run_multi_head.py", "            if s[a] == s[b]:", "            if False:")]),
+    # --- the learners
+    ("M25", "learner: several matching candidates not flagged",
+     [("exactattn/learners/multi_head.py", "(AmbiguousMatching, \"several heads\", lambda n: n > 1)",
+       "(AmbiguousMatching, \"several heads\", lambda n: n > 2)")]),
+    ("M26", "learner: colliding poles and invisible heads named the other way round",
+     [("exactattn/learners/multi_head.py", "        if len(counts) > 1:\n            raise CollidingPoles(",
+       "        if len(counts) > 1:\n            raise InvisibleHead(")]),
+    ("M27", "learner: one sample fewer per family",
+     [("exactattn/learners/schedule.py", "            for m in range(1, 2 * self.H0 + 1):",
+       "            for m in range(1, 2 * self.H0):")]),
+    ("M28", "schedule structure: one matching family more",
+     [("exactattn/learners/schedule.py", '{"loops": [["i", 2, "d"]],', '{"loops": [["i", 1, "d"]],')]),
+    ("M29", "learner: single-head probes from the smallest |v|",
+     [("exactattn/learners/single_head.py", "p = max(range(d), key=lambda i: abs(v[i]))",
+       "p = min(range(d), key=lambda i: abs(v[i]))")]),
+    ("M30", "learner: one spot check fewer when the rank is revealed",
+     [("exactattn/learners/low_rank.py", "for i in range(1, min(r, d - 1 - r) + 1):",
+       "for i in range(1, min(r, d - 1 - r)):")]),
+    ("M31", "learner: bases drawn X before U",
+     [("exactattn/learners/multi_head.py", "    return [draw() for _ in range(d)], [draw() for _ in range(d)]",
+       "    X = [draw() for _ in range(d)]\n    return [draw() for _ in range(d)], X")]),
+    # --- the claims and certificates
+    ("M32", "claim: no Bonferroni correction in P2-prob1",
+     [("proofs_checks/p2_prob1.py", "params[\"seed\"], 2 * len(configs))", "params[\"seed\"], 1)")]),
+    ("M33", "certificate writer: Q(t) elements not over the smallest L",
+     [("proofs_checks/certificates.py", "    g = g or 1\n", "    g = 1\n")]),
+    ("M34", "claim: P2-count's derivation reads samples m = 0 … 2H0",
+     [("proofs_checks/p2_count.py", "count = sympy.expand(len(st[\"initial\"]) + families * (samples - lo + 1))",
+       "count = sympy.expand(len(st[\"initial\"]) + families * (samples - lo + 2))")]),
+    ("M35", "claim: P2-prob1 counts a wrong model as recovered",
+     [("proofs_checks/p2_prob1.py", "rec = {\"seed\": seed, \"outcome\": \"recovered\" if same_canonical(model, res.heads)\n           else \"wrong-model\"}",
+       "rec = {\"seed\": seed, \"outcome\": \"recovered\"}")]),
+]
+
+_IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",
+                                 ".hypothesis", "certificates", "*.egg-info", "build", "dist")
+
+
+def apply(root: Path, patches) -> None:
+    """Apply one mutant's patches to the copy at `root`; ValueError if one does not apply."""
+    for rel, old, new in patches:
+        path = root / rel
+        text = path.read_text(encoding="utf-8")
+        if text.count(old) != 1:
+            raise ValueError(f"{rel}: the text to mutate occurs {text.count(old)} times")
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def check_applies(mutants=MUTANTS, root=ROOT) -> list:
+    """The ids of mutants whose text is not found exactly once in the repository."""
+    stale = []
+    for mid, _, patches in mutants:
+        for rel, old, _ in patches:
+            if (root / rel).read_text(encoding="utf-8").count(old) != 1:
+                stale.append(mid)
+                break
+    return stale
+
+
+def _run(cmd, cwd, timeout, **extra):
+    env = dict(os.environ, PYTHONPATH=str(cwd), HYPOTHESIS_PROFILE="dev", **extra)
+    try:
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        return done.returncode, (done.stdout + done.stderr)[-2000:]
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+
+
+BASELINE = ("M00", "no mutation (the copy must pass everything)", [])
+
+
+def run_mutant(mutant, timeout=900) -> dict:
+    """Apply one mutant to a scratch copy; run TESTS, then ``exactattn check --quick`` (which
+    writes its certificates), then LATE_TESTS on those certificates; killed at the first
+    failure (or timeout)."""
+    mid, what, patches = mutant
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mid}-") as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(ROOT, copy, ignore=_IGNORE)
+        apply(copy, patches)
+        certs = Path(tmp) / "certs"
+        pytest = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+        steps = [("tests", pytest + TESTS, {}),
+                 ("check --quick", [sys.executable, "-m", "exactattn.cli", "check", "--quick",
+                                    "--quiet", "--out", str(certs)], {}),
+                 ("tests on its certificates", pytest + LATE_TESTS,
+                  {"EXACTATTN_QUICK_CERTS": str(certs)})]
+        by, code, first = None, 0, None
+        for name, cmd, extra in steps:
+            code, out = _run(cmd, copy, timeout, **extra)
+            if code != 0:
+                by = name
+                first = next((ln.split(" - ")[0][len("FAILED "):] for ln in out.splitlines()
+                              if ln.startswith("FAILED ")), None)
+                break
+    return {"id": mid, "what": what, "killed": by is not None, "by": by, "test": first,
+            "timeout": code == "timeout", "seconds": round(time.perf_counter() - start, 1)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", nargs="*", metavar="ID", help="run only these mutants")
+    p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--threshold", type=float, default=0.9, help="required kill rate")
+    p.add_argument("--timeout", type=int, default=900, help="seconds per command")
+    a = p.parse_args(argv)
+    chosen = [m for m in MUTANTS if not a.only or m[0] in a.only]
+    if a.list:
+        for mid, what, patches in chosen:
+            print(f"{mid}  {what}  ({', '.join(sorted({f for f, _, _ in patches}))})")
+        return 0
+    stale = check_applies(chosen)
+    if stale:
+        sys.stderr.write(f"mutation: mutants {', '.join(stale)} no longer apply; update MUTANTS\n")
+        return 2
+    base = run_mutant(BASELINE, timeout=a.timeout)
+    if base["killed"]:
+        sys.stderr.write(f"mutation: the unmutated copy fails ({base['by']}): fix that first\n")
+        return 2
+    if not a.json:
+        print(f"M00  baseline passes            {base['seconds']:7.1f} s  {BASELINE[1]}", flush=True)
+    rows = []
+    for m in chosen:
+        row = run_mutant(m, timeout=a.timeout)
+        rows.append(row)
+        if not a.json:
+            status = f"killed by {row['by']}" if row["killed"] else "SURVIVED"
+            print(f"{row['id']}  {status:24} {row['seconds']:7.1f} s  {row['what']}"
+                  + (f"  [{row['test']}]" if row.get("test") else ""), flush=True)
+    killed = sum(r["killed"] for r in rows)
+    rate = killed / len(rows) if rows else 1.0
+    if a.json:
+        print(json.dumps({"mutants": rows, "killed": killed, "total": len(rows), "rate": rate}))
+    else:
+        print(f"kill rate {killed}/{len(rows)} = {rate:.1%}")
+    return 0 if rate >= a.threshold else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

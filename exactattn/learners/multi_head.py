@@ -311,8 +311,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     box = DEFAULT_BOX if box is None else box
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
-    check_budget(estimate_multi_head(dim, H0, be.name), force)
     n_valid = validation_count(validate, H0)
+    check_budget(estimate_multi_head(dim, H0, be.name, validation=n_valid), force)
     if schedule == "p2":
         orc.reserve(published_count(dim, H0) + n_valid,
                     f"the P2 schedule ({published_count(dim, H0)} queries at d={dim}, "
@@ -363,7 +363,7 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress):
     (:mod:`.proves`); the failure carries the bases like every other."""
     try:
         validate(result, orc, H0, count, random.Random(rng.getrandbits(64)),
-                 box=box if be.exact else DEFAULT_BOX, progress=progress)
+                 progress=progress)
     except LearningFailure as e:
         for key in ("U", "X"):
             e.details.setdefault(key, result.extra.get(key))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_backend_args, dump, nonnegative_int, positive_int
+from ._common import add_backend_args, dump, nonnegative_int, path_arg, positive_int
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 
@@ -57,9 +57,9 @@ def register(sub):
                    help="mp/float: recovered only if the error bar is below this "
                         "(default 1e-6)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
-    p.add_argument("--model", default=None, metavar="FILE",
+    p.add_argument("--model", default=None, metavar="FILE", type=path_arg("file"),
                    help="learn the model in FILE (model JSON) instead of a random one")
-    p.add_argument("--save", default=None, metavar="FILE",
+    p.add_argument("--save", default=None, metavar="FILE", type=path_arg("file"),
                    help="write the recovered (canonical) model to FILE as model JSON")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")

@@ -321,3 +321,43 @@ def test_plot_errors_come_before_the_sweep(tmp_path, monkeypatch, capsys):
 def test_noise_tau_beyond_float64_is_a_bad_argument(capsys):
     assert main(["noise", "single-head", "--dim", "2", "--taus", "1e400"]) == 2
     assert "float64 range" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the harness
+def _harness():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "honesty_harness.py"
+    spec = importlib.util.spec_from_file_location("honesty_harness", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_harness_one_trial_per_kind_is_clean():
+    h = _harness()
+    results = h.run(1, workers=1, seed=3)
+    assert {k for k, *_ in results} == set(h.KINDS)
+    assert all(o in ("recovered", "named") for _, o, _, _ in results), results
+
+
+def test_harness_counts_a_planted_wrong_model_and_a_crash(monkeypatch):
+    """Planted bugs: the learner returns another model as recovered (→ WRONG), validation
+    switched off (→ the out-of-class oracle is WRONG), an unnamed exception (→ crash)."""
+    h = _harness()
+    real = h.learn_multi_head
+
+    def tampered(*a, **k):
+        res = real(*a, **k)
+        res.heads = res.heads[:-1]
+        return res
+    monkeypatch.setattr(h, "learn_multi_head", tampered)
+    assert h.run_trial("multi-head P2", 0)[1] == "WRONG"
+    monkeypatch.setattr(h, "learn_multi_head", lambda *a, **k: real(*a, **{**k, "validate": 0}))
+    assert h.run_trial("change on 3 distinct tokens", 0)[1] == "WRONG"
+
+    def boom(*a, **k):
+        raise KeyError("planted")
+    monkeypatch.setattr(h, "learn_multi_head", boom)
+    kind, outcome, detail, _ = h.run_trial("multi-head P2", 0)
+    assert outcome == "crash" and "KeyError" in detail

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 import time
@@ -390,7 +391,7 @@ def plan(trials: int, seed: int = 0, kinds=None):
     total = sum(w for _, _, w in chosen.values())
     jobs = []
     for kind, (_, _, w) in chosen.items():
-        n = max(1, round(trials * w / total))
+        n = max(1, math.ceil(trials * w / total))        # at least `trials` in all
         jobs += [(kind, seed + k) for k in range(n)]
     return jobs
 

@@ -342,8 +342,8 @@ def test_observed_answer_size_is_checked_after_two_queries(monkeypatch):
     made to see 1-term answers) is refused after its first copy-count answer."""
     real = cost.estimate_multi_head
 
-    def tiny_prior(d, H0, backend="exact", exponent_bits=40):
-        est = real(d, H0, backend, exponent_bits)
+    def tiny_prior(d, H0, backend="exact", exponent_bits=40, validation=0):
+        est = real(d, H0, backend, exponent_bits, validation)
         return est if exponent_bits != 40 else cost.CostEstimate(
             est.what, est.queries, est.max_length, 2, 1, 1, 0.0)
     monkeypatch.setattr(ea.learners.multi_head, "estimate_multi_head", tiny_prior)

@@ -11,8 +11,8 @@ schedule never looks:
 * each query has **three distinct tokens** (the schedule's have at most two) and **length
   2H₀ + 2 + (n mod 3)** (the schedule's are at most 2H₀ + 1), the final token one of the
   three, the others in random order with each of the two other tokens at least once;
-* entries: integers in {−box…box} on the exact backend (the learner's box), Gaussian with
-  variance 1/d on mp / float (as the multi-head bases);
+* entries: integers in {−1000…1000} on the exact backend (whatever box the learner drew its
+  own vectors from), Gaussian with variance 1/d on mp / float (as the multi-head bases);
 * ``validate=None`` asks :func:`default_count` = 2H₀ + 2 of them; ``validate=0`` none (the
   bare schedule).
 

@@ -12,7 +12,8 @@ from . import _env  # noqa: F401  (sets SYMPY_GROUND_TYPES before sympy is impor
 from .arith import ExpElement, get_backend
 from .errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
                      ConditionsNotMet, ExactAttnError, InvisibleHead, LearningFailure,
-                     NotAttention, NotIdentifiable, PeekError, QueryError, SingularBasis)
+                     NotAttention, NotIdentifiable, OracleTimeout, OutOfClass, PeekError,
+                     QueryError, SingularBasis)
 from .models.attention import (AttentionHead, MultiHeadAttention, load_model, model_from_json,
                                model_to_json, random_head, random_multi_head, same_function)
 from .oracles.oracle import Additive, Oracle, Rounding
@@ -48,7 +49,7 @@ __all__ = [
     "load_model", "Oracle", "Additive", "Rounding", "ExactAttnError", "QueryError",
     "BudgetExceeded", "PeekError", "LearningFailure", "SingularBasis", "CollidingPoles",
     "InvisibleHead", "AmbiguousMatching", "NotAttention", "CertificationFailed",
-    "NotIdentifiable", "ConditionsNotMet", *_LAZY, "adapters",
+    "NotIdentifiable", "ConditionsNotMet", "OutOfClass", "OracleTimeout", *_LAZY, "adapters",
 ]
 
 

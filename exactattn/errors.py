@@ -7,7 +7,7 @@ __all__ = [
     "ExactAttnError", "QueryError", "BudgetExceeded", "PeekError", "SingularSystem",
     "LearningFailure", "SingularBasis", "CollidingPoles", "InvisibleHead",
     "AmbiguousMatching", "NotAttention", "CertificationFailed", "NotIdentifiable",
-    "ConditionsNotMet", "IllConditioned", "UnresolvedHeads",
+    "ConditionsNotMet", "IllConditioned", "UnresolvedHeads", "OutOfClass", "OracleTimeout",
 ]
 
 
@@ -17,10 +17,6 @@ class ExactAttnError(Exception):
 
 class QueryError(ExactAttnError, ValueError):
     """A malformed query (empty sequence, wrong dimension, non-numeric entry); not counted."""
-
-
-class BudgetExceeded(ExactAttnError, RuntimeError):
-    """The oracle's query budget would be exceeded."""
 
 
 class PeekError(ExactAttnError, AttributeError):
@@ -102,3 +98,31 @@ class UnresolvedHeads(LearningFailure):
     ``details`` carry ``heads_found``, ``heads`` and the smallest pole separation seen."""
 
     reason = "unresolved-heads"
+
+
+class BudgetExceeded(LearningFailure):
+    """The oracle's query budget would be exceeded (docs/design.md §3).  A learner that knows
+    its count refuses before its first query (``details``: ``budget``, ``needed``,
+    ``remaining``); a query past the budget is never asked."""
+
+    reason = "budget-exceeded"
+
+
+class OracleTimeout(LearningFailure):
+    """The oracle did not answer one query within its per-query ``timeout`` (docs/design.md
+    §3): a slow or silent oracle is a named failure, not a hang.  ``details``: ``timeout``
+    (seconds), ``query_index`` (0-based, among the oracle's counted queries)."""
+
+    reason = "oracle-timeout"
+
+
+class OutOfClass(LearningFailure):
+    """A validation query — a fresh random query of a shape the schedule never uses (three
+    distinct tokens, longer than any schedule query) — is answered differently by the
+    oracle and by the recovered model: exactly (any difference in Q(t)) on the exact
+    backend, outside the result's error bar on mp / float (docs/design.md §8).  The oracle
+    agrees with the model on the schedule but is not it: not attention of the assumed class.
+    ``details``: ``query`` (the tokens, as strings), ``answer``, ``predicted``, ``index``
+    (0-based among the validation queries), ``schedule_queries``, ``validation_queries``."""
+
+    reason = "out-of-class"

@@ -132,7 +132,7 @@ def test_single_head_shrunk_radius_loses_the_truth(monkeypatch):
     orig = OraclePrecision.radius
     monkeypatch.setattr(OraclePrecision, "radius", lambda self, y: orig(self, y) / 10 ** 6)
     res = learn_single_head(Oracle(head, backend="mp", dps=40,
-                                   noise=Additive(tau, "adversarial", 1)), 3)
+                                   noise=Additive(tau, "adversarial", 1)), 3, validate=0)
     assert not parameter_error(head, res.heads, dps=80) <= res.error_bar.bound
 
 

@@ -85,11 +85,13 @@ def test_plain_callable_oracle():
 
     res = learn_multi_head(f, 3, heads=2, seed=2, backend="exact")
     assert res.model.head_set() == model.head_set()
-    assert len(calls) == published_count(3, 2) == res.queries
-    assert max(calls) == published_max_length(2)
+    assert len(calls) == published_count(3, 2) + res.validation_queries
+    assert res.queries == published_count(3, 2) and res.validation_queries == 2 * 2 + 2
+    sched = calls[:published_count(3, 2)]
+    assert max(sched) == published_max_length(2) < min(calls[len(sched):])  # validation: longer
     # without backend=, one probe call (the zero token) infers it, outside the count
     calls.clear()
-    res = learn_multi_head(f, 3, heads=2, seed=2)
+    res = learn_multi_head(f, 3, heads=2, seed=2, validate=0)
     assert res.backend == "exact" and res.model.head_set() == model.head_set()
     assert len(calls) == published_count(3, 2) + 1 == res.queries + 1 and calls[0] == 1
 

@@ -76,10 +76,14 @@ def test_adversarial_multi_head_needs_a_holdout_query():
     W1 = [[F(1, 2), F(-1, 4), 0], [F(3, 4), 0, F(1, 4)], [F(-1, 2), F(1, 4), F(1, 2)]]
     W2 = [[0, F(1, 4), F(1, 2)], [F(-1, 4), F(1, 2), 0], W1[2]]
     model = ea.MultiHeadAttention([(W1, [2, 2, 1]), (W2, [0, 0, 1])])
-    res = learn_single_head(ea.Oracle(model), 3)
+    res = learn_single_head(ea.Oracle(model), 3, validate=0)
     assert not ea.same_function(res.model, model)
     with pytest.raises(ea.NotAttention, match="held-out"):
-        learn_single_head(ea.Oracle(model), 3, holdout=2, seed=0)
+        learn_single_head(ea.Oracle(model), 3, holdout=2, seed=0, validate=0)
+    # the validation queries (three distinct tokens) see it too, counted apart
+    with pytest.raises(ea.OutOfClass) as e:
+        learn_single_head(ea.Oracle(model), 3, seed=0)
+    assert e.value.details["schedule_queries"] == 12 and len(e.value.details["query"]) >= 4
 
 
 def test_callable_oracles():

@@ -17,6 +17,7 @@ working precision; floats appear only in the returned display rows.
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 from ..arith import get_backend
@@ -33,6 +34,10 @@ DEFAULT_TAUS = {"single-head": "1e-4,1e-8,1e-12,1e-16,1e-20",
                 "multi-head": "1e-10,1e-15,1e-20,1e-25,1e-30"}
 
 
+#: the largest float64, as an exact rational (reports and plots of a sweep are float64)
+_FLOAT_MAX = Fraction(sys.float_info.max)
+
+
 def parse_taus(text: str) -> list:
     """'1e-10,1e-20' → exact rationals [Fraction(1, 10**10), …] (decimal text, no floats)."""
     out = []
@@ -44,6 +49,9 @@ def parse_taus(text: str) -> list:
             raise ValueError(f"{part!r} is not a number like 1e-10") from None
         if tau < 0:
             raise ValueError(f"τ must be ≥ 0, got {part}")
+        if tau > _FLOAT_MAX:
+            raise ValueError(f"τ = {part} is beyond the float64 range (about 1.8e308) in which "
+                             f"the sweep reports errors and bounds; give a smaller τ")
         out.append(tau)
     if not out:
         raise ValueError("give at least one τ")

@@ -20,6 +20,16 @@ def int_at_least(low: int):
 
 
 positive_int = int_at_least(1)
+
+
+def path_arg(what: str):
+    """An argparse type: a non-empty path (``--out ''`` is refused, never read as "none")."""
+    def parse(text: str) -> str:
+        import argparse
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"an empty {what} name; give a {what}")
+        return text
+    return parse
 nonnegative_int = int_at_least(0)
 
 

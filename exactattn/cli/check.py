@@ -29,8 +29,10 @@ def register(sub):
                         "default: every claim")
     p.add_argument("--quick", action="store_true", help="small sizes (under a minute)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
-    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
-                   help="directory for the JSON certificates (default: %(default)s)")
+    from ._common import path_arg
+    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, type=path_arg("directory"),
+                   help="directory for the JSON certificates (default: %(default)s; "
+                        "--no-out writes none)")
     p.add_argument("--no-out", action="store_true", help="do not write certificates")
     p.add_argument("-v", "--verbose", action="store_true", help="print every finding")
     p.add_argument("--list", action="store_true", help="list the claims and exit")

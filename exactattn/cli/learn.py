@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_backend_args, dump, nonnegative_int, positive_int
+from ._common import add_backend_args, dump, nonnegative_int, path_arg, positive_int
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 
@@ -57,9 +57,9 @@ def register(sub):
                    help="mp/float: recovered only if the error bar is below this "
                         "(default 1e-6)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
-    p.add_argument("--model", default=None, metavar="FILE",
+    p.add_argument("--model", default=None, metavar="FILE", type=path_arg("file"),
                    help="learn the model in FILE (model JSON) instead of a random one")
-    p.add_argument("--save", default=None, metavar="FILE",
+    p.add_argument("--save", default=None, metavar="FILE", type=path_arg("file"),
                    help="write the recovered (canonical) model to FILE as model JSON")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", default=None,
@@ -69,7 +69,26 @@ def register(sub):
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.add_argument("--force", action="store_true",
                    help="multi-head: run even when the cost estimate is above the budget")
+    p.add_argument("--validate", type=nonnegative_int, default=None, metavar="N",
+                   help="validation queries after the schedule, of shapes it never uses (3 "
+                        "distinct tokens, longer than any schedule query), counted apart "
+                        "(default 2H0+2; 0: the bare schedule)")
+    p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help="per-query timeout of the oracle: a query not answered in time is the "
+                        "named failure oracle-timeout")
     p.set_defaults(func=run)
+
+
+def _positive_seconds(text):
+    import argparse
+    import math
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not x > 0 or math.isinf(x):
+        raise argparse.ArgumentTypeError(f"{text} must be a positive, finite number of seconds")
+    return x
 
 
 def _positive_number(text):
@@ -171,7 +190,8 @@ def _model(a):
 
 
 def _learn(a, oracle, progress=None):
-    be = dict(backend=a.backend, dps=a.dps, seed=a.seed, progress=progress)
+    be = dict(backend=a.backend, dps=a.dps, seed=a.seed, progress=progress,
+              validate=a.validate)
     if a.backend != "exact" and a.variant != "transformer":
         from fractions import Fraction
         be["oracle_precision"] = None if a.oracle_digits is None else \
@@ -217,7 +237,7 @@ def run(a):
     if a.oracle_digits is not None:
         from ..oracles.oracle import Rounding
         noise = Rounding(a.oracle_digits + 1)   # within 10^-N·|y|: the stated precision holds
-    oracle = Oracle(model, backend=be, no_peek=True, noise=noise)
+    oracle = Oracle(model, backend=be, no_peek=True, noise=noise, timeout=a.timeout)
     base = {"algorithm": a.variant, "dim": a.dim, "heads": a.heads, "heads_bound": a.heads_bound,
             "rank": a.rank, "backend": be.name, "dps": getattr(be, "dps", None), "seed": a.seed}
     start = time.perf_counter()
@@ -251,6 +271,7 @@ def run(a):
     out = dict(base, algorithm=result.algorithm, queries=result.queries,
                max_length=result.max_length, expected_queries=result.expected_queries,
                expected_max_length=result.expected_max_length,
+               validation_queries=result.validation_queries, proves=result.proves,
                recovered=bool(recovered), recovered_heads=len(result.heads),
                max_error=_number(err), max_error_text=_text(err), tolerance=_number(tol),
                certified=bool(result.certificate), notes=list(result.notes),
@@ -283,8 +304,11 @@ def _failed(a, base, e, oracle, seconds):
     reason = getattr(e, "reason", "unavailable")
     sys.stderr.write(f"exactattn learn: {reason}: {e}\n")
     if a.json:
+        details = getattr(e, "details", {})
         print(dump(dict(base, recovered=False, error=reason, message=str(e),
                         queries=oracle.queries, max_length=oracle.max_length,
+                        validation_queries=oracle.validation_queries,
+                        **({"query": details["query"]} if "query" in details else {}),
                         seconds=round(seconds, 6))))
     return 1
 
@@ -332,6 +356,7 @@ def _summary(o):
     counts += f", max length {o['max_length']}"
     if o["expected_max_length"] is not None:
         counts += f" (expected {o['expected_max_length']})"
+    counts += f"; + {o['validation_queries']} validation queries (counted apart)"
     how = "exact canonical equality" if o["backend"] == "exact" else _inexact_how(o)
     model = f"d={o['dim']}, H={o['heads']}"
     if o["rank"] is not None:
@@ -342,6 +367,8 @@ def _summary(o):
              f"recovered: {'yes' if o['recovered'] else 'NO'} ({how})"
              + (", certified exactly" if o["certified"] else ""),
              f"time {o['seconds']:.3f} s"]
+    if o.get("proves"):
+        lines.insert(3, f"proves: {o['proves']}")
     lines += [f"note: {n}" for n in o["notes"]]
     if o.get("saved"):
         lines.append(f"recovered model written to {o['saved']}")

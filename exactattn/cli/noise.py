@@ -12,7 +12,7 @@ status 0 when every error is within its bound wherever the conditions hold, 1 ot
 
 from __future__ import annotations
 
-from ._common import dump, positive_int
+from ._common import dump, path_arg, positive_int
 
 VARIANTS = ("single-head", "multi-head")
 
@@ -38,7 +38,7 @@ def register(sub):
                    help=f"mp digits (default 50, at least {MIN_DPS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the model, bases and noise")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", metavar="FILE.png", default=None,
+    p.add_argument("--plot", metavar="FILE.png", default=None, type=path_arg("file"),
                    help="draw error against τ on log axes (matplotlib)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
@@ -52,7 +52,11 @@ def run(a):
     if a.mode == "worst-case" and a.variant != "multi-head":
         raise ValueError("--mode worst-case applies to multi-head only")
     taus = parse_taus(a.taus or DEFAULT_TAUS[a.variant])
-    plt = _pyplot() if a.plot else None  # fail early, before the sweep, if matplotlib is absent
+    # every --plot error before the sweep: matplotlib absent, a format it cannot write, a
+    # directory that does not exist or cannot be written
+    plt = _pyplot() if a.plot else None
+    if plt is not None:
+        _check_plot_path(plt, a.plot)
     with Progress(f"noise {a.variant}", quiet=a.quiet, json=a.json) as progress:
         if a.variant == "single-head":
             out = sweep_single_head(a.dim, taus, a.dps, a.seed, a.mode, progress=progress)
@@ -147,6 +151,27 @@ def _pyplot():
     except ImportError:
         raise ValueError("--plot needs matplotlib: pip install 'exactattn[plots]'") from None
     return plt
+
+
+def _check_plot_path(plt, path):
+    """ValueError (exit 2) now, not after the sweep, for a --plot FILE that cannot be written."""
+    import os
+    fig = plt.figure()
+    try:
+        formats = fig.canvas.get_supported_filetypes()
+    finally:
+        plt.close(fig)
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    if ext not in formats:
+        raise ValueError(f"--plot {path}: unknown picture format {ext or '(none)'!r}; use one "
+                         f"of {', '.join(sorted(formats))}")
+    if os.path.isdir(path):
+        raise ValueError(f"--plot {path} is a directory; give a file name such as error.png")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"--plot {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ValueError(f"--plot {path}: not writable")
 
 
 def _plot(plt, rep, path):

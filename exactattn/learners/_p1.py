@@ -24,7 +24,7 @@ from ..arith.numbers import format_rational
 from ..oracles.oracle import as_oracle
 
 __all__ = ["Session", "ReplaySession", "check_dim", "unit", "read_value_vector", "bilinear",
-           "certify", "holdout_check", "fmt", "attach_error_bar"]
+           "certify", "holdout_check", "fmt", "attach_error_bar", "validate_p1"]
 
 
 def check_dim(dim) -> int:
@@ -296,3 +296,16 @@ def attach_error_bar(s: Session, result, replay, oracle_precision=None, accuracy
     _check_accuracy(bar, accuracy, None)
     result.error_bar = bar
     result.notes.append(f"error bar {bar}")
+
+
+def validate_p1(s: Session, result, count: int, seed, kind: str):
+    """Validation queries after a P1 run (:mod:`.validation`, H₀ = 1: three distinct tokens,
+    length ≥ 4), asked of the oracle directly so that the session's transcript stays the
+    schedule's; then ``result.proves`` (:mod:`.proves`).  The draw is seeded apart from
+    the run's own (``seed`` mixed with a fixed tag)."""
+    from .proves import state
+    from .validation import validate
+    rng = random.Random(f"validation:{seed}")
+    validate(result, s.oracle, 1, count, rng, progress=s.progress)
+    state(result, 1, kind=kind)
+    return result

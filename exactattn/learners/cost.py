@@ -79,18 +79,28 @@ def _term_bytes(exponent_bits: int) -> int:
     return 24 + 8 * max(0, (exponent_bits - 1) // 64)
 
 
-def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: int = 40):
+def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: int = 40,
+                        validation: int = 0):
     """The P2 schedule at (d, H₀): 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1; on the
     exact backend each answer of an ≤ H₀-head model has ≤ 2·2^H₀ terms (two distinct tokens per
     copy-count query).  ``exponent_bits`` is a guess of the exponents' size (default: the
-    40 bits of rational entries with small denominators on the default query box)."""
+    40 bits of rational entries with small denominators on the default query box).
+    ``validation`` validation queries (three distinct tokens, length ≤ 2H₀ + 4:
+    ≤ 2·3^H₀ terms each, and a comparison that may multiply two of them) are added."""
     queries, length = published_count(d, H0), published_max_length(H0)
     what = f"multi-head learner at d={d}, H0={H0} ({backend})"
+    if validation:
+        what += f" with {validation} validation queries"
     if backend != "exact":
-        seconds = queries * H0 * length * d * d * MP_SECONDS_PER_OP
+        seconds = (queries * H0 * length + validation * H0 * (length + 3)) * d * d * \
+            MP_SECONDS_PER_OP
         return CostEstimate(what, queries, length, 1, 0, queries * 64, seconds, exact=False)
     terms = 2 * 2 ** H0
     total = queries * terms
+    if validation:
+        vterms = 2 * 3 ** H0
+        total += validation * vterms * 3        # the answer, the model's, and their products
+        terms = max(terms, vterms)
     return CostEstimate(what, queries, length, terms, exponent_bits,
                         total * _term_bytes(exponent_bits), total * SECONDS_PER_TERM)
 
@@ -131,7 +141,7 @@ def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | N
     if estimate.terms_per_answer > expfield.MAX_TERMS:
         raise CostExceeded(f"refused: {estimate.summary()}; one answer exceeds the "
                            f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic "
-                           f"(use --backend mp)")
+                           f"(use --backend mp{_skip_validation(estimate)})")
     if force:
         return estimate
     budget = DEFAULT_BUDGET if budget is None else budget
@@ -139,8 +149,14 @@ def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | N
     if over:
         raise CostExceeded(f"refused: {estimate.summary()}, above the budget of "
                            f"{_bytes(budget.bytes)} and {_secs(budget.seconds)}; pass "
-                           f"--force (force=True) to run anyway")
+                           f"--force (force=True) to run anyway"
+                           f"{_skip_validation(estimate)}")
     return estimate
+
+
+def _skip_validation(estimate) -> str:
+    return (", or --validate 0 (validate=0) to skip the validation queries"
+            if "validation" in estimate.what else "")
 
 
 def _num(n: int) -> str:

@@ -40,9 +40,10 @@ import time
 from fractions import Fraction
 
 from ..errors import NotAttention, SingularBasis, SingularSystem
-from ._p1 import (Session, attach_error_bar, bilinear, certify, check_dim, fmt,
+from ._p1 import (Session, attach_error_bar, bilinear, certify, check_dim, fmt, validate_p1,
                   read_value_vector)
 from .result import LearnResult
+from .validation import validation_count
 
 __all__ = ["learn_low_rank", "skeleton_queries", "revealing_extra_queries",
            "random_low_rank_head", "random_bases"]
@@ -178,7 +179,7 @@ def _unbase(s: Session, A, B, Mfull):
 
 def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
                    seed=None, entries=1000, probe_scale=None, oracle_precision=None,
-                   accuracy=None, progress=None):
+                   accuracy=None, progress=None, validate=None):
     """Learn a single head whose W has rank r (docs/design.md §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 
@@ -193,13 +194,22 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
     :func:`~exactattn.learners._p1.attach_error_bar`).
     ``progress``, if given, is called as ``progress(stage, done, total)`` with stage
     "queries" (out of d + r(2d − r) when r is given) or "certification".
+    ``validate`` (default None: 4; 0: none) validation queries of shapes the schedule never
+    uses follow, counted apart (:mod:`.validation`; a mismatch is OutOfClass);
+    ``result.proves`` says what the result proves.  A budget too small for the schedule (d
+    + r(2d − r), or d when the rank is revealed) and the validation is refused before the
+    first query.
     """
     d = check_dim(dim)
     rank, rank_bound = _check_rank(d, rank, rank_bound)
+    n_valid = validation_count(validate, 1)
     start = time.perf_counter()
     s = Session(oracle, d, backend, dps, progress,
                 expected=None if rank is None else skeleton_queries(d, rank))
     s.stated_precision = oracle_precision
+    least = skeleton_queries(d, rank) if rank is not None else d
+    s.oracle.reserve(least + n_valid, f"the low-rank schedule ({'' if rank is not None else 'at least '}"
+                                      f"{least} queries) and {n_valid} validation queries")
     scale = _default_scale(s, d, entries) if probe_scale is None else Fraction(probe_scale)
     v = read_value_vector(s)
     A, B = random_bases(s, v, random.Random(seed), entries, scale)
@@ -233,6 +243,7 @@ def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=No
             "genericity": _genericity(r, revealed, entries)}
     else:
         attach_error_bar(s, result, lambda rs: _replay(rs, A, B, r), oracle_precision, accuracy)
+    validate_p1(s, result, n_valid, seed, "low-rank")
     result.seconds = time.perf_counter() - start
     return result
 

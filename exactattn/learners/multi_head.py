@@ -27,8 +27,9 @@ import time
 from dataclasses import replace
 
 from ..arith.modular import BadReduction
-from ..errors import (AmbiguousMatching, CertificationFailed, CollidingPoles, InvisibleHead,
-                      LearningFailure, NotAttention, SingularBasis, SingularSystem)
+from ..errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
+                      InvisibleHead, LearningFailure, NotAttention, OracleTimeout, OutOfClass,
+                      SingularBasis, SingularSystem)
 from .interpolation import solve_family
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
@@ -37,8 +38,10 @@ from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engin
                       prime_sizes)
 from .inexact import run_inexact
 from .precision import approximate_tolerances, backend_precision
+from .proves import state
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
+from .validation import validate, validation_count
 
 __all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES", "draw_bases"]
 
@@ -50,6 +53,9 @@ DEFAULT_BOX = 1000
 
 # ---------------------------------------------------------------------- set-up
 def _head_bound(heads, heads_bound) -> int:
+    """H₀ of the schedule: ``heads`` when H is known — a bound given beside it is not used
+    (the count 4Hd² − 2H + 1 of a known H is never larger), and the result says so in a
+    note —, else ``heads_bound``."""
     for name, val in (("heads", heads), ("heads_bound", heads_bound)):
         if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 1):
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
@@ -257,7 +263,7 @@ def _certify(model, transcript, be, progress=_silent):
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
                      progress=None, oracle_precision=None, accuracy=None, schedule="p2",
-                     rank=None, force=False):
+                     rank=None, force=False, validate=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -288,6 +294,16 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     Before the first query the run's cost is estimated (:mod:`.cost`) and refused with
     :class:`~exactattn.learners.cost.CostExceeded` above the budget unless ``force=True``; on
     the exact backend the estimate is redone from the first copy-count answer's actual size.
+
+    Given both ``heads=H`` and ``heads_bound=H0`` (H ≤ H0), the schedule uses H₀ = H — the
+    known count is the smaller — and a note says that the bound was not used.
+
+    ``validate`` (default None: 2H₀ + 2; 0: none) validation queries of shapes the schedule
+    never uses are asked after it (:mod:`.validation`) and counted apart
+    (``result.validation_queries``; ``result.queries`` stays the schedule's count); a
+    mismatch is :class:`~exactattn.errors.OutOfClass`.  ``result.proves`` says what the
+    result proves (:mod:`.proves`).  An Oracle's ``budget`` must cover the published count
+    and the validation queries: refused (BudgetExceeded) before the first query.
     """
     if rank is not None and schedule == "p2":
         schedule = "low-rank"
@@ -309,7 +325,16 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     box = DEFAULT_BOX if box is None else box
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
-    check_budget(estimate_multi_head(dim, H0, be.name), force)
+    n_valid = validation_count(validate, H0)
+    check_budget(estimate_multi_head(dim, H0, be.name, validation=n_valid), force)
+    if schedule == "p2":
+        orc.reserve(published_count(dim, H0) + n_valid,
+                    f"the P2 schedule ({published_count(dim, H0)} queries at d={dim}, "
+                    f"H0={H0}) and {n_valid} validation queries")
+    elif schedule == "low-rank" and rank is not None and 1 <= rank <= dim - H0 + 1 and H0 > 1:
+        from .multi_low_rank import low_rank_count
+        orc.reserve(low_rank_count(dim, H0, rank) + n_valid,
+                    f"the low-rank schedule and {n_valid} validation queries")
     rng = random.Random(seed)
     start, start_queries = time.perf_counter(), orc.queries
     failures = []
@@ -322,7 +347,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         except LearningFailure as e:
             failures.append({"attempt": attempt, "reason": e.reason, "message": str(e),
                              "queries": orc.queries - start_queries})
-            if not resample or attempt == max_attempts:
+            if not resample or attempt == max_attempts or isinstance(e, _FINAL):
                 e.details.setdefault("attempts", failures)
                 raise
             continue
@@ -335,7 +360,31 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         if be.exact and heads is not None and len(result.heads) < heads:
             result.notes.append(f"{len(result.heads)} canonical heads found for heads={heads}: "
                                 f"heads merge or cancel in the canonical form")
+        if heads is not None and heads_bound is not None:
+            result.notes.append(f"heads={heads} is known, so the schedule used H0 = {heads}; "
+                                f"heads_bound={heads_bound} was not used")
+        _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress)
         return result
+
+
+#: failures that a fresh draw cannot cure (never resampled): resources, and an oracle shown
+#: to be out of class
+_FINAL = (BudgetExceeded, OracleTimeout, OutOfClass)
+
+
+def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress):
+    """Validation queries after the schedule (:mod:`.validation`) and the ``proves`` text
+    (:mod:`.proves`); the failure carries the bases like every other."""
+    try:
+        validate(result, orc, H0, count, random.Random(rng.getrandbits(64)),
+                 progress=progress)
+    except LearningFailure as e:
+        for key in ("U", "X"):
+            e.details.setdefault(key, result.extra.get(key))
+        raise
+    sched = Schedule(result.extra["U"], result.extra["X"], H0) \
+        if schedule == "p2" and be.exact else None
+    state(result, H0, sched, box, "multi-head" if schedule == "p2" else schedule)
 
 
 def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule="p2",

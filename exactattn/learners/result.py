@@ -17,7 +17,13 @@ class LearnResult:
     elsewhere); ``error_bar`` what an mp / float result proves about its parameters (an
     :class:`~exactattn.learners.precision.ErrorBar`; None on exact); ``notes`` lists
     non-fatal observations (e.g. fewer canonical heads than the bound).  The learners pass
-    (W, v) pairs; they are turned into heads once, here."""
+    (W, v) pairs; they are turned into heads once, here.
+
+    ``queries`` and ``transcript`` are the schedule's (the published count);
+    ``validation_queries`` counts the validation queries asked after it and ``validation``
+    holds them with their answers (:mod:`exactattn.learners.validation`: shapes the schedule
+    never uses, counted apart); ``proves`` says in words what the result proves
+    (:mod:`exactattn.learners.proves`; docs/design.md §8)."""
 
     algorithm: str
     dim: int
@@ -33,6 +39,9 @@ class LearnResult:
     extra: dict = field(default_factory=dict, repr=False)
     seconds: float | None = None
     error_bar: object = None
+    validation_queries: int = 0
+    validation: list = field(default_factory=list, repr=False)
+    proves: str | None = None
 
     def __post_init__(self):
         from ..models.attention import AttentionHead
@@ -81,14 +90,18 @@ class LearnResult:
         return (f"LearnResult({self.algorithm}, d={self.dim}, backend={self.backend}, "
                 f"heads={len(self.heads)}, queries={self.queries}"
                 f"{'' if self.expected_queries is None else '/' + str(self.expected_queries)}, "
-                f"max_length={self.max_length}, certified={bool(self.certificate)})")
+                f"max_length={self.max_length}, validation={self.validation_queries}, "
+                f"certified={bool(self.certificate)})")
 
     def _repr_markdown_(self):
         """Notebook display: the accounting line and the recovered heads as matrices."""
         from ..models.latex import latex_heads
         expected = "" if self.expected_queries is None else f" (expected {self.expected_queries})"
         line = (f"**LearnResult** {self.algorithm} · d = {self.dim} · backend {self.backend} · "
-                f"{self.queries} queries{expected} · max length {self.max_length} · "
+                f"{self.queries} queries{expected} + {self.validation_queries} validation · "
+                f"max length {self.max_length} · "
                 f"{'certified exactly' if self.certificate else 'not certified'}")
         notes = "".join(f"\n- {n}" for n in self.notes)
+        if self.proves:
+            notes = f"\n- proves: {self.proves}" + notes
         return f"{line}\n{notes}\n\n{latex_heads([(h.W, h.v) for h in self.heads])}"

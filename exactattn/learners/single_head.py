@@ -35,8 +35,9 @@ import random
 import time
 
 from ._p1 import (Session, attach_error_bar, bilinear, certify, check_dim, fmt,
-                  holdout_check, read_value_vector, unit)
+                  holdout_check, read_value_vector, unit, validate_p1)
 from .result import LearnResult
+from .validation import validation_count
 
 __all__ = ["learn_single_head", "probes"]
 
@@ -59,7 +60,7 @@ def probes(v) -> list:
 
 
 def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None,
-                      oracle_precision=None, accuracy=None, progress=None):
+                      oracle_precision=None, accuracy=None, progress=None, validate=None):
     """Learn one attention head (W, v) from d² + d value queries of length ≤ 2 (P1 Thm 4.1).
 
     ``oracle`` is an :class:`exactattn.Oracle` or a callable on a list of token vectors;
@@ -76,11 +77,21 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     :mod:`exactattn.learners.precision`), the recovery replayed on answer balls;
     IllConditioned when the balls cannot be carried through or the bar exceeds
     ``accuracy``.
+    ``validate`` (default None: 4; 0: none) validation queries of shapes the schedule never
+    uses follow, counted apart (:mod:`.validation`; a mismatch is OutOfClass — e.g. a
+    multi-head oracle that agrees with one head on the schedule); ``result.proves`` says what
+    the result proves.  A budget too small for the whole run is refused before the first
+    query.
     """
     d = check_dim(dim)
     start = time.perf_counter()
+    n_valid = validation_count(validate, 1)
     s = Session(oracle, d, backend, dps, progress, expected=d * d + d)
     s.stated_precision = oracle_precision
+    planned = _default_holdout(s) if holdout is None else holdout
+    s.oracle.reserve(d * d + d + max(0, planned) + n_valid,
+                     f"P1 Thm 4.1's schedule ({d * d + d} queries), {planned} held-out and "
+                     f"{n_valid} validation queries")
     W, v, U, L = _recover(s)
     heads = [(W, v)]
     checked = certify(s, heads)
@@ -102,6 +113,7 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
         result.certificate = _certificate(d, U, L, W, v, checked, holdout)
     else:
         attach_error_bar(s, result, lambda r: _recover(r, U)[:2], oracle_precision, accuracy)
+    validate_p1(s, result, n_valid, seed, "single-head")
     result.seconds = time.perf_counter() - start
     return result
 

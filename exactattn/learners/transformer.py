@@ -70,6 +70,7 @@ from ..models.transformer import (KinkForm, OneLayerTransformer, Scalars, normal
                            units_from_kink_form)
 from .relu_ffn import TooManyUnits, learn_relu_ffn
 from .result import LearnResult
+from .validation import validation_count
 
 __all__ = ["learn_transformer", "learn_transformer_p1", "learn_transformer_p2",
            "antisymmetric_oracle", "transformer_from_kink_form", "TransformerResult",
@@ -145,10 +146,10 @@ def _learn_attention(orc, dim, heads, heads_bound, be, seed, resample, single, p
         progress(f"attention {stage}", done, total)
     if single:
         from .single_head import learn_single_head
-        return learn_single_head(anti, dim, backend=be, seed=seed, progress=told)
+        return learn_single_head(anti, dim, backend=be, seed=seed, progress=told, validate=0)
     from .multi_head import learn_multi_head
     return learn_multi_head(anti, dim, heads=heads, heads_bound=heads_bound, backend=be,
-                            seed=seed, resample=resample, progress=told)
+                            seed=seed, resample=resample, progress=told, validate=0)
 
 
 # ---------------------------------------------------------------------- Φ-coordinates
@@ -478,13 +479,18 @@ def _half_v(heads, num):
 
 
 def learn_transformer_p2(oracle, dim, heads=None, heads_bound=None, hidden=None, backend=None,
-                         dps=None, seed=None, resample=False, max_attempts=3, progress=None):
+                         dps=None, seed=None, resample=False, max_attempts=3, progress=None,
+                         validate=None):
     """Learn a functionally equivalent one-layer Transformer (P2 Transformer extension):
     the attention part by the P2 multi-head learner on antisymmetric queries, the FFN by
     crossings along a path in sequence space (module docstring).  Returns a
     :class:`TransformerResult`; raises a named LearningFailure when a condition (C1–C3) fails.
-    ``progress(stage, done, total)``: the attention part's stages, then "FFN"."""
+    ``progress(stage, done, total)``: the attention part's stages, then "FFN".
+    ``validate``: validation queries of the whole Transformer after the run (see
+    :func:`learn_transformer`)."""
     progress = progress or _silent
+    H0 = heads or heads_bound or 1
+    n_valid = validation_count(validate, H0)
     orc, be, num = _setup(oracle, dim, backend, dps)
     start, q0, first = time.perf_counter(), orc.queries, len(orc.transcript)
     rng = random.Random(seed)
@@ -509,8 +515,9 @@ def learn_transformer_p2(oracle, dim, heads=None, heads_bound=None, hidden=None,
                                                                          InvisibleHead)):
                 e.details.setdefault("attempts", failures)
                 raise
-    return _result("transformer-p2", dim, be, att, model, form, unique, orc, q0, first,
-                   att_calls, start, failures, checked, heads or heads_bound)
+    res = _result("transformer-p2", dim, be, att, model, form, unique, orc, q0, first,
+                  att_calls, start, failures, checked, heads or heads_bound)
+    return _validate(res, orc, H0, n_valid, seed, num, progress)
 
 
 def _ffn_attempt(orc, space, ell, hidden, rng, num, be, Ws):
@@ -548,13 +555,16 @@ def _ffn_attempt(orc, space, ell, hidden, rng, num, be, Ws):
 
 
 def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=None,
-                         resample=False, progress=None):
+                         resample=False, progress=None, validate=None):
     """Learn a one-head Transformer (P1 one-layer reduction): W by P1 Thm 4.1 on
     antisymmetric queries (2(d² + d) oracle calls), the FFN f by the exact ReLU-network
     learner on length-1 queries T([x]) = f(x); then T(X) = f(p_W(X)).  Raises NotIdentifiable
     when V A w = 0 (W not identifiable), NotTransformer when the two parts disagree.
-    ``progress(stage, done, total)``: the attention part's stages, then "FFN"."""
+    ``progress(stage, done, total)``: the attention part's stages, then "FFN".
+    ``validate``: validation queries of the whole Transformer after the run (see
+    :func:`learn_transformer`)."""
     progress = progress or _silent
+    n_valid = validation_count(validate, 1)
     orc, be, num = _setup(oracle, dim, backend, dps)
     start, q0, first = time.perf_counter(), orc.queries, len(orc.transcript)
     rng = random.Random(seed)
@@ -573,25 +583,43 @@ def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=
     form = KinkForm([W], ell, ffn.form.terms, dim)
     model, unique = transformer_from_kink_form(form, num)
     checked = _certify(model, orc.transcript[first:], be, num)
-    return _result("transformer-p1", dim, be, att, model, form, unique, orc, q0, first,
-                   att_calls, start, ffn.extra.get("attempts", []), checked, 1)
+    res = _result("transformer-p1", dim, be, att, model, form, unique, orc, q0, first,
+                  att_calls, start, ffn.extra.get("attempts", []), checked, 1)
+    return _validate(res, orc, 1, n_valid, seed, num, progress)
+
+
+def _validate(res, orc, H0, count, seed, num, progress):
+    """Validation queries of the recovered Transformer (:mod:`.validation`: three distinct
+    tokens, length ≥ 2H₀ + 2; exact equality in Q(t), or the learner's own tolerance on mp,
+    which has no error bar here), then ``res.proves`` (:mod:`.proves`)."""
+    from .proves import state
+    from .validation import validate
+    validate(res, orc, H0, count, random.Random(f"validation:{seed}"),
+             close=None if num.exact else num.eq, progress=progress)
+    return state(res, H0, kind="transformer")
 
 
 def learn_transformer(oracle, dim, heads=None, heads_bound=None, hidden=None, backend=None,
-                      dps=None, seed=None, method="p2", resample=False, progress=None):
+                      dps=None, seed=None, method="p2", resample=False, progress=None,
+                      validate=None):
     """One-layer Transformer learner (docs/design.md §1, §4.5): ``method="p2"`` (P2 Transformer
     extension, any number of heads) or ``"p1"`` (P1 one-layer reduction, one head).
-    ``progress``, if given, is called as ``progress(stage, done, total)``."""
+    ``progress``, if given, is called as ``progress(stage, done, total)``.
+    ``validate`` (default None: 2H₀ + 2; 0: none) validation queries of the whole
+    Transformer follow the run, counted apart (``result.validation_queries``;
+    :mod:`.validation`); a mismatch is OutOfClass.  ``result.proves`` says what the result
+    proves."""
     if method == "p1":
         if (heads or 1) != 1 or heads_bound not in (None, 1):
             raise ValueError("the P1 one-layer reduction covers a single head")
         return learn_transformer_p1(oracle, dim, hidden=hidden, backend=backend, dps=dps,
-                                    seed=seed, resample=resample, progress=progress)
+                                    seed=seed, resample=resample, progress=progress,
+                                    validate=validate)
     if method != "p2":
         raise ValueError(f"method must be 'p1' or 'p2', got {method!r}")
     return learn_transformer_p2(oracle, dim, heads=heads, heads_bound=heads_bound,
                                 hidden=hidden, backend=backend, dps=dps, seed=seed,
-                                resample=resample, progress=progress)
+                                resample=resample, progress=progress, validate=validate)
 
 
 def _result(algorithm, d, be, att, model, form, unique, orc, q0, first, att_calls, start,

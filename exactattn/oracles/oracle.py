@@ -30,10 +30,11 @@ on mp, ``float`` on float.  It must answer:
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..arith import Backend, ExpElement, get_backend
-from ..errors import BudgetExceeded, PeekError, QueryError
+from ..errors import BudgetExceeded, OracleTimeout, PeekError, QueryError
 from ..models.attention import AttentionHead, MultiHeadAttention, validate_tokens
 
 __all__ = ["Oracle", "Additive", "Rounding", "as_oracle", "infer_backend"]
@@ -84,7 +85,7 @@ class Oracle:
 
     def __init__(self, target, dim: int | None = None, backend=None, dps=None,
                  budget: int | None = None, noise=None, no_peek: bool = True,
-                 record: bool = True):
+                 record: bool = True, timeout=None):
         if isinstance(target, AttentionHead):
             target = MultiHeadAttention([target])
         self._target = target
@@ -106,6 +107,11 @@ class Oracle:
         if budget is not None and (not isinstance(budget, int) or budget < 0):
             raise ValueError(f"budget must be a non-negative integer, got {budget!r}")
         self.budget = budget
+        if timeout is not None and (isinstance(timeout, bool) or
+                                    not isinstance(timeout, (int, float)) or not timeout > 0
+                                    or timeout == float("inf")):
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = timeout
         if noise == "exact":
             noise = None
         if noise is not None and not isinstance(noise, (Additive, Rounding)):
@@ -122,6 +128,9 @@ class Oracle:
         self.queries = 0
         self.max_length = 0
         self.transcript: list[tuple[tuple, object]] = []
+        self.validation_queries = 0
+        self.validation_transcript: list[tuple[tuple, object]] = []
+        self._validating = False
         #: (query, answer) of the probe that chose the backend of a plain callable, else None
         self.probe = None
 
@@ -205,16 +214,71 @@ class Oracle:
         be = self._backend
         clean = be.tokens(toks)
         self.dim = dim
-        if self.budget is not None and self.queries >= self.budget:
+        if self.budget is not None and self.spent >= self.budget:
             raise BudgetExceeded(f"query budget of {self.budget} exhausted "
-                                 f"(raise budget= or use fewer queries)")
-        answer = self._answer(clean)
+                                 f"(raise budget= or use fewer queries)",
+                                 budget=self.budget, needed=self.spent + 1, remaining=0)
+        answer = self._timed(clean)
         answer = self._perturb(answer)
+        if self._validating:
+            self.validation_queries += 1
+            if self.record:
+                self.validation_transcript.append((tuple(tuple(t) for t in clean), answer))
+            return answer
         self.queries += 1
         self.max_length = max(self.max_length, len(clean))
         if self.record:
             self.transcript.append((tuple(tuple(t) for t in clean), answer))
         return answer
+
+    @property
+    def spent(self) -> int:
+        """Every query answered: the schedule's and the validation queries."""
+        return self.queries + self.validation_queries
+
+    @contextmanager
+    def validating(self):
+        """Within the block, queries are validation queries (class docstring)."""
+        old, self._validating = self._validating, True
+        try:
+            yield self
+        finally:
+            self._validating = old
+
+    def reserve(self, needed: int, what: str):
+        """Refuse (:class:`BudgetExceeded`, before any query) a run of ``needed`` more queries
+        that the remaining budget cannot cover; ``what`` names them in the message."""
+        if self.budget is None:
+            return
+        remaining = self.budget - self.spent
+        if needed > remaining:
+            raise BudgetExceeded(
+                f"{what} needs {needed} queries but the oracle's budget has {remaining} left "
+                f"(budget={self.budget}); refused before the first query: raise budget=",
+                budget=self.budget, needed=needed, remaining=remaining)
+
+    def _timed(self, tokens):
+        """The answer, within ``timeout`` seconds when one is set (class docstring)."""
+        if self.timeout is None:
+            return self._answer(tokens)
+        import threading
+        box = {}
+
+        def call():
+            try:
+                box["answer"] = self._answer(tokens)
+            except BaseException as e:  # re-raised in the caller's thread
+                box["error"] = e
+        worker = threading.Thread(target=call, name="exactattn-oracle-query", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            raise OracleTimeout(f"the oracle did not answer query {self.spent} within "
+                                f"{self.timeout:g} s (timeout=); the call is abandoned",
+                                timeout=self.timeout, query_index=self.spent)
+        if "error" in box:
+            raise box["error"]
+        return box["answer"]
 
     def _answer(self, tokens):
         be = self.backend
@@ -242,12 +306,14 @@ class Oracle:
 
     def reset(self):
         self.queries, self.max_length, self.transcript = 0, 0, []
+        self.validation_queries, self.validation_transcript = 0, []
 
     def __repr__(self):
         tgt = type(self._target).__name__
         backend = self._backend.name if self._backend is not None else "undecided"
         return (f"Oracle({tgt}, dim={self.dim}, backend={backend}, "
-                f"queries={self.queries}, max_length={self.max_length})")
+                f"queries={self.queries}, max_length={self.max_length}"
+                f"{f', validation_queries={self.validation_queries}' if self.validation_queries else ''})")
 
 
 def _unwrap(raw):

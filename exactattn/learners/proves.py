@@ -1,0 +1,192 @@
+"""What a result proves, in words (docs/design.md §8: "A result may say only what its
+evidence proves"), set as ``LearnResult.proves`` by every learner that validates.
+
+* **Exact, P2 schedule** (the corollary of docs/design.md §8): the recovered model M
+  reproduces the N schedule answers exactly in Q(t), and the draw (U, X) is checked here to be
+  generic for M (:func:`draw_violations`: det U, det X, separated poles, visible heads,
+  unique matching).  So the learner maps these answers to M, and any oracle with ≤ H₀ heads
+  giving the same answers is M or has this draw in its own bad set: probability
+  ≤ D/|S| over a draw uniform on S = {−box…box} (Schwartz–Zippel; :func:`degree_bound`
+  bounds D for every model with ≤ H₀ heads), 0 for continuous draws.  Where the draw is
+  not generic for M, the text says so and claims no uniqueness.
+* **Exact, other schedules** (economy, adaptive, multi-head low rank; beyond P2): the N
+  answers are reproduced exactly; no genericity statement is made.
+* **Exact, single head / low rank** (P1 Thm 4.1, docs/design.md §4.2): uniqueness among
+  single heads (of rank ≤ r), not among multi-head oracles.
+* **Exact, one-layer Transformer**: the answers are reproduced exactly.
+* **mp / float**: the error bar — a certified enclosure, or first order and not rigorous —
+  under what it assumes.
+
+Every text ends with what validation (:mod:`.validation`) checked, or says that nothing
+outside the schedule's query shapes was checked.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from math import comb
+
+__all__ = ["draw_violations", "degree_bound", "state"]
+
+
+def _score(W, u, x):
+    return sum((Fraction(W[i][j]) * u[i] * x[j] for i in range(len(u)) for j in range(len(x))),
+               Fraction(0))
+
+
+def _dot(a, b):
+    return sum((Fraction(p) * q for p, q in zip(a, b)), Fraction(0))
+
+
+def _matches(fam, by_key):
+    """The two families a matching family pairs (docs/design.md §4.3): I(u₁+u_i, x) pairs
+    I(u₁, x) and I(u_i, x); I(u, x₁+x_j) pairs I(u, x₁) and I(u, x_j); None otherwise."""
+    if len(fam.u_key) == 2:
+        return by_key[((fam.u_key[0],), fam.x_key)], by_key[((fam.u_key[1],), fam.x_key)]
+    if len(fam.x_key) == 2:
+        return by_key[(fam.u_key, (fam.x_key[0],))], by_key[(fam.u_key, (fam.x_key[1],))]
+    return None
+
+
+def draw_violations(heads, schedule) -> list:
+    """Every genericity condition of docs/design.md §4.3 that fails at the schedule's bases for
+    the canonical rational ``heads`` ((W, v) pairs), exactly: [] when the draw is generic."""
+    H = len(heads)
+    out = []
+    from ..arith import get_backend
+    from ..errors import SingularSystem
+    for name, M in (("U", schedule.U), ("X", schedule.X)):
+        try:
+            get_backend("exact").inv(M)
+        except SingularSystem:
+            out.append(f"det {name} = 0")
+    by_key = {(f.u_key, f.x_key): f for f in schedule.families}
+    seen_u = set()
+    for fam in schedule.families:
+        s = [_score(W, fam.u, fam.x) for W, _ in heads]
+        for a, b in itertools.combinations(range(H), 2):
+            if s[a] == s[b]:
+                out.append(f"poles of heads {a + 1}, {b + 1} collide in {_name(fam)}")
+        if fam.u_key not in seen_u:
+            seen_u.add(fam.u_key)
+            for a, (_, v) in enumerate(heads):
+                if _dot(v, fam.u) == 0:
+                    out.append(f"head {a + 1} is invisible at {_combo('u', fam.u_key)}")
+        pair = _matches(fam, by_key)
+        if pair:
+            s1 = [_score(W, pair[0].u, pair[0].x) for W, _ in heads]
+            s2 = [_score(W, pair[1].u, pair[1].x) for W, _ in heads]
+            for a, b, c in itertools.product(range(H), repeat=3):
+                if (a, b) != (c, c) and s1[a] + s2[b] == s1[c] + s2[c]:
+                    out.append(f"matching in {_name(fam)} is not unique ({a + 1},{b + 1})~{c + 1}")
+    return out
+
+
+def _combo(letter, key) -> str:
+    return "+".join(f"{letter}{i + 1}" for i in key)
+
+
+def _name(fam) -> str:
+    return f"I({_combo('u', fam.u_key)},{_combo('x', fam.x_key)})"
+
+
+def degree_bound(d: int, H0: int) -> int:
+    """An upper bound of the total degree D of the product of the genericity polynomials of
+    any model with ≤ H₀ canonical heads on the P2 schedule (docs/design.md §4.3): det U, det X
+    (degree d each); per family (2d² − 1 of them) C(H₀, 2) separations of degree 2; per u used
+    (2d − 1) H₀ visibilities of degree 1; per matching family (d² − 1) H₀(H₀² − 1) matching
+    polynomials of degree 2.  The product of the distinct irreducible factors divides it, so
+    Schwartz–Zippel holds with this D."""
+    families, us, matching = 2 * d * d - 1, 2 * d - 1, d * d - 1
+    return 2 * d + 2 * comb(H0, 2) * families + H0 * us + 2 * H0 * (H0 * H0 - 1) * matching
+
+
+def _validation(result, H0) -> str:
+    n = getattr(result, "validation_queries", 0)
+    if not n:
+        return ("no validation queries were asked (validate=0): nothing outside the "
+                "schedule's query shapes was checked")
+    if result.backend == "exact":
+        how = "are answered exactly as the recovered model answers them (equality in Q(t))"
+    elif result.error_bar is not None:
+        how = ("have answers whose balls meet the recovered model's output balls under the "
+               "error bar")
+    else:
+        how = "are answered as the recovered model answers them within the learner's tolerance"
+    return (f"{n} validation queries of shapes the schedule never asks (3 distinct tokens, "
+            f"length {2 * H0 + 2}…{2 * H0 + 2 + min(n, 3) - 1}) {how}")
+
+
+def _exact_p2(result, schedule, box) -> str:
+    d, H0, N = result.dim, schedule.H0, result.queries
+    heads = [(h.W, h.v) for h in result.heads]
+    bad = draw_violations(heads, schedule)
+    head = (f"the recovered model reproduces all {N} schedule answers exactly in Q(t)")
+    if bad:
+        shown = "; ".join(bad[:3]) + (" …" if len(bad) > 3 else "")
+        return (f"{head}, but the draw (U, X) is not generic for it ({shown}): the learner "
+                f"maps these answers to it, and other models with ≤ {H0} heads may give "
+                f"the same answers")
+    D, size = degree_bound(d, H0), 2 * box + 1
+    bound = Fraction(D, size)
+    prob = (f"probability ≤ D/|S| = {D}/{size} ≈ {float(bound):.2g} over a draw uniform on "
+            f"S = {{−{box}…{box}}} (D ≤ {D}, Schwartz–Zippel), 0 for continuous draws"
+            if bound < 1 else
+            f"the Schwartz–Zippel bound D/|S| = {D}/{size} ≥ 1 says nothing at this box")
+    return (f"{head} and the draw (U, X) is generic for it (det U ≠ 0, det X ≠ 0, separated "
+            f"poles, visible heads, unique matching): the learner maps these answers to this "
+            f"model, so any oracle with ≤ {H0} heads giving the same answers is this model or "
+            f"has this draw in its own bad set ({prob})")
+
+
+def _exact_single(result) -> str:
+    N = result.queries
+    return (f"the recovered head reproduces all {N} answers exactly in Q(t); any single head "
+            f"giving these answers is this head (v from the [e_i], then every u_kᵀW e_j by "
+            f"the sigmoid inversion, W = P⁻¹(P W)); a multi-head oracle is not excluded by "
+            f"the schedule")
+
+
+def _exact_low_rank(result) -> str:
+    N, r = result.queries, result.extra.get("rank")
+    return (f"the recovered head reproduces all {N} answers exactly in Q(t); any single head "
+            f"of rank ≤ {r} giving these answers is this head (M = C U⁻¹ R on the measured "
+            f"rows and columns); a head of higher rank has this draw in its own bad set, and "
+            f"a multi-head oracle is not excluded by the schedule")
+
+
+def _inexact(result) -> str:
+    bar = result.error_bar
+    if bar is None:
+        return (f"the recovered model reproduces the {result.queries} answers within the "
+                f"learner's tolerance; no error bar on the parameters")
+    return (f"the recovered heads are within {bar} entrywise of every attention model "
+            f"satisfying: {bar.assumes}")
+
+
+def state(result, H0: int, schedule=None, box: int | None = None, kind: str | None = None):
+    """Set ``result.proves`` (module docstring).  ``schedule`` (a P2 Schedule) and ``box``
+    for the exact P2 statement; ``kind`` is the learner ("multi-head", "single-head",
+    "low-rank", "transformer", or a beyond-P2 schedule name)."""
+    if result.backend != "exact":
+        text = _inexact(result)
+    elif kind == "multi-head" and schedule is not None:
+        text = _exact_p2(result, schedule, box)
+    elif kind == "single-head":
+        text = _exact_single(result)
+    elif kind == "low-rank":
+        text = _exact_low_rank(result)
+    elif kind == "transformer":
+        units = ("identified up to permutation and positive rescaling"
+                 if getattr(result, "units_identified", False) else
+                 "not identifiable (a functionally equivalent Transformer is returned)")
+        text = (f"the recovered one-layer Transformer reproduces all {result.queries} answers "
+                f"exactly in Q(t); its hidden units are {units}; no uniqueness among "
+                f"Transformers giving these answers is claimed")
+    else:
+        text = (f"the recovered model reproduces all {result.queries} answers exactly in Q(t) "
+                f"(schedule '{kind}', beyond P2); no genericity statement is made for this "
+                f"schedule, so other models with ≤ {H0} heads may give the same answers")
+    result.proves = f"{text}; {_validation(result, H0)}."
+    return result

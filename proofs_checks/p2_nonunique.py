@@ -97,8 +97,9 @@ def run(params) -> Verdict:
                    f"in the two-head model's bad set ({', '.join(bad_two)})",
                    f"the construction is degenerate: generic for (W, v) {generic_one}, "
                    f"two-head bad set {bad_two}")
-    res_one = learn_multi_head(Oracle(one), d, heads_bound=H0, seed=seed, box=box)
-    res_two = learn_multi_head(Oracle(two), d, heads_bound=H0, seed=seed, box=box)
+    # the schedule alone (validate=0): no learner that asks only these queries can tell them apart
+    res_one = learn_multi_head(Oracle(one), d, heads_bound=H0, seed=seed, box=box, validate=0)
+    res_two = learn_multi_head(Oracle(two), d, heads_bound=H0, seed=seed, box=box, validate=0)
     same_draw = res_two.extra["U"] == U and res_two.extra["X"] == X
     verdict.expect(same_canonical(one, res_one.heads) and same_canonical(one, res_two.heads)
                    and same_draw and res_two.transcript and
@@ -109,6 +110,10 @@ def run(params) -> Verdict:
     q = distinguishing_query(one, two, d)
     verdict.expect(q is not None, f"the models differ on the 3-token query {q}",
                    "no distinguishing 3-token query found")
+    caught = _validation_catches(two, d, H0, seed, box)
+    verdict.expect(caught is not None, f"with validation queries (on by default) the learner "
+                   f"names the two-head oracle out-of-class: {caught}",
+                   "the default validation queries did not tell the two-head model from (W, v)")
     run_rec = run_record(res_two)
     cert["checks"].append(run_rec)
     cert["checks"].append({
@@ -120,6 +125,20 @@ def run(params) -> Verdict:
         "two_value": element_json(two(q, "exact")) if q else None, "run": 0})
     verdict.certificate = cert
     return verdict
+
+
+def _validation_catches(model, d, H0, seed, box):
+    """The learner with its default validation queries on the two-head oracle: the reason
+    and the offending query's length when it is named out-of-class, else None."""
+    from exactattn.errors import OutOfClass
+    from exactattn.learners.multi_head import learn_multi_head
+    try:
+        learn_multi_head(Oracle(model), d, heads_bound=H0, seed=seed, box=box)
+    except OutOfClass as e:
+        return f"{e.reason} on a query of length {len(e.details.get('query', ()))}"
+    except Exception:  # noqa: BLE001 - any other outcome is "not caught"
+        return None
+    return None
 
 
 CLAIM = register(Claim(

@@ -1,7 +1,7 @@
 """The package layout shows the architecture: imports point downward only.
 
-Layers, bottom to top: errors/_env, arith, models, oracles, learners, analysis, presentation,
-cli.  Every import of an exactattn module (at module level or inside a function) must go to
+Layers, bottom to top: errors/_env, arith, models, oracles, learners, analysis, sweep,
+presentation, cli.  Every import of an exactattn module (at module level or inside a function) must go to
 the same layer or a lower one, and the module graph has no cycle.  The checker package of
 proofs_checks stays standard-library only (tested in test_proofs_checks)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import exactattn
 
 ROOT = Path(exactattn.__file__).parent
-LAYERS = ["errors", "_env", "arith", "models", "oracles", "learners", "analysis",
+LAYERS = ["errors", "_env", "arith", "models", "oracles", "learners", "analysis", "sweep",
           "presentation", "cli"]
 RANK = {name: (0 if name in ("errors", "_env") else LAYERS.index(name) - 1) for name in LAYERS}
 

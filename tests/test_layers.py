@@ -1,8 +1,8 @@
 """The package layout shows the architecture: imports point downward only.
 
 Layers, bottom to top: errors/_env, arith, models, oracles, learners, analysis, sweep,
-presentation, cli.  Every import of an exactattn module (at module level or inside a function) must go to
-the same layer or a lower one, and the module graph has no cycle.  The checker package of
+presentation, cli.  Every import of an exactattn module (at module level or inside a
+function) must go to the same layer or a lower one, and the module graph has no cycle.  The checker package of
 proofs_checks stays standard-library only (tested in test_proofs_checks)."""
 
 from __future__ import annotations

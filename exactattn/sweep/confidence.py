@@ -142,12 +142,22 @@ def clopper_pearson(k: int, n: int, confidence=Fraction(99, 100)) -> tuple:
     z = NormalDist().inv_cdf(1 - float(half))
     hi, lo = Fraction(1), Fraction(0)
     if k < n:
-        j, step = _smallest(lambda p: _cdf_at_most(k, n, p, half), _wilson(k, n, z, +1))
-        hi = j * step
+        hi = _refined(lambda p: _cdf_at_most(k, n, p, half), _wilson(k, n, z, +1), 0)
     if k > 0:  # P_p[X ≥ k] grows with p: lo is the grid point below the first one above α/2
-        j, step = _smallest(lambda p: not _sf_at_most(k, n, p, half), _wilson(k, n, z, -1))
-        lo = (j - 1) * step
+        lo = _refined(lambda p: not _sf_at_most(k, n, p, half), _wilson(k, n, z, -1), -1)
     return lo, hi
+
+
+def _refined(ok, guess: float, offset: int) -> Fraction:
+    """(j + offset)·step from :func:`_smallest`, searched again on the grid of the result's
+    own decade until it has three significant digits."""
+    for _ in range(6):
+        j, step = _smallest(ok, guess)
+        x = (j + offset) * step
+        if x == 0 or step * 100 <= x:
+            return x
+        guess = float(x)
+    return x
 
 
 def exceeds_bound(k: int, n: int, bound, alpha) -> bool:

@@ -149,8 +149,9 @@ def _digest(model) -> str:
 
 
 def _bases(details) -> dict:
+    """The random bases of the run (multi-head U, X; low-rank A, B) as strings."""
     return {k: [[str(a) for a in row] for row in details[k]]
-            for k in ("U", "X") if isinstance(details.get(k), list)}
+            for k in ("U", "X", "A", "B") if isinstance(details.get(k), list)}
 
 
 def learner_trial(params: dict, seed: int) -> dict:
@@ -176,7 +177,7 @@ def learner_trial(params: dict, seed: int) -> dict:
                    queries=oracle.queries, max_length=oracle.max_length)
     else:
         rec.update(queries=res.queries, max_length=res.max_length,
-                   model_sha256=_digest(res.model))
+                   model_sha256=_digest(res.model), **_bases(res.extra))
         rec["outcome"] = _judge(params, model, res, rec)
         if rec["outcome"] == WRONG:
             rec["recovered"] = res.model.canonical().to_dict()

@@ -3,18 +3,30 @@ exact statistics and verdicts (docs/sweeps.md).  Every verdict check has a test 
 the defect it must catch."""
 
 import json
+import sqlite3
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, strategies as st
-
 import sweep_helpers
-from exactattn.sweep import (SerialExecutor, SpecError, Store, SweepSpec, run_sweep,
-                             run_trials)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from exactattn.sweep import (
+    SerialExecutor,
+    SpecError,
+    Store,
+    SweepSpec,
+    run_sweep,
+    run_trials,
+)
 from exactattn.sweep import spec as spec_mod
 from exactattn.sweep import trials as trials_mod
-from exactattn.sweep.confidence import (binomial_cdf, binomial_sf, clopper_pearson,
-                                        exceeds_bound)
+from exactattn.sweep.confidence import (
+    binomial_cdf,
+    binomial_sf,
+    clopper_pearson,
+    exceeds_bound,
+)
 from exactattn.sweep.runner import batches_of, default_batch
 from exactattn.sweep.summary import summarize
 
@@ -167,6 +179,7 @@ def test_dotted_names():
 def test_preflight_refuses_an_unknown_schedule():
     spec = SweepSpec.from_dict({"run": [{"d": 2, "schedule": "no-such-schedule"}]})
     import inspect
+
     from exactattn.learners.multi_head import learn_multi_head
     if "schedule" in inspect.signature(learn_multi_head).parameters:
         pytest.skip("this learn_multi_head has several schedules")
@@ -196,7 +209,7 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path):
     ts = SweepSpec.from_dict({"trial": [{"fn": "sweep_helpers:square", "params": [{"a": 2}],
                                          "trials": 2}]}).trials()
     with Store(tmp_path / "s.sqlite") as db:
-        with pytest.raises(Exception):
+        with pytest.raises((TypeError, sqlite3.Error)):
             db.write(ts, [('{"outcome":"ok"}', {"seconds": 1.0}),
                           ('{"outcome":"ok"}', {"seconds": object()})], "v")
         assert db.count() == 0
@@ -325,7 +338,7 @@ def _binomial(draw):
 
 def _brute_cdf(k, n, p):
     from math import comb
-    return sum((Fraction(comb(n, i)) * p ** i * (1 - p) ** (n - i) for i in range(0, k + 1)),
+    return sum((Fraction(comb(n, i)) * p ** i * (1 - p) ** (n - i) for i in range(k + 1)),
                Fraction(0)) if k >= 0 else Fraction(0)
 
 

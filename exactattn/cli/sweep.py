@@ -1,5 +1,5 @@
-"""`exactattn sweep [SPEC] [grid flags] [--store FILE] [--workers N | --serial | --dask local|ADDRESS]
-[--plot DIR] [--json]` (docs/sweeps.md).
+"""`exactattn sweep [SPEC] [grid flags] [--store FILE] [--workers N | --serial |
+--dask local|ADDRESS] [--plot DIR] [--json]` (docs/sweeps.md).
 
 Runs a grid of learner runs or claim checks — from a TOML/JSON spec file or from flags — into a
 resumable SQLite store (one row per trial; an interrupted sweep continues where it stopped
@@ -170,9 +170,10 @@ def run(a) -> int:
                                        progress=prog)
                 except KeyboardInterrupt:
                     prog.close()
-                    sys.stderr.write(f"exactattn sweep: interrupted: {store.audit(trials)['stored']}"
-                                     f" of {len(trials)} trials stored in {a.store}; run the "
-                                     "same command again to resume\n")
+                    stored = store.audit(trials)["stored"]
+                    sys.stderr.write(f"exactattn sweep: interrupted: {stored} of {len(trials)} "
+                                     f"trials stored in {a.store}; run the same command "
+                                     "again to resume\n")
                     return 130
                 except WorkerLost as e:
                     sys.stderr.write(f"exactattn sweep: {e}\n")

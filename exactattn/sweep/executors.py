@@ -24,7 +24,7 @@ import time
 from .spec import SpecError
 from .trials import run_batch
 
-__all__ = ["SerialExecutor", "PoolExecutor", "DaskExecutor", "make_executor", "WorkerLost"]
+__all__ = ["DaskExecutor", "PoolExecutor", "SerialExecutor", "WorkerLost", "make_executor"]
 
 
 class WorkerLost(RuntimeError):

@@ -11,7 +11,7 @@ __all__ = ["Throughput", "format_duration"]
 
 def format_duration(seconds: float) -> str:
     """'42s', '3m05s', '2h07m'."""
-    s = max(0, int(round(seconds)))
+    s = max(0, round(seconds))
     if s < 60:
         return f"{s}s"
     if s < 3600:

@@ -21,7 +21,7 @@ from .spec import SpecError, SweepSpec, make_trial
 from .store import Store
 from .trials import dotted_name, preflight
 
-__all__ = ["run_sweep", "run_trials", "SweepReport", "default_batch", "batches_of"]
+__all__ = ["SweepReport", "batches_of", "default_batch", "run_sweep", "run_trials"]
 
 #: most trials in one task: large enough to amortise a task's overhead (≈ 0.1 ms for the pool,
 #: ≈ 1–3 ms for Dask), small enough that an interrupted batch loses little

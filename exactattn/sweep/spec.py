@@ -217,7 +217,7 @@ class SweepSpec:
     name: str | None = None
 
     @classmethod
-    def from_dict(cls, spec: dict) -> "SweepSpec":
+    def from_dict(cls, spec: dict) -> SweepSpec:
         if not isinstance(spec, dict):
             raise SpecError("a sweep spec is a table/object with run, claim or trial lists")
         unknown = sorted(set(spec) - {"run", "claim", "trial", "name"})
@@ -243,7 +243,7 @@ class SweepSpec:
         return out
 
     @classmethod
-    def from_file(cls, path) -> "SweepSpec":
+    def from_file(cls, path) -> SweepSpec:
         """A TOML (.toml) or JSON file."""
         from pathlib import Path
         path = Path(path)

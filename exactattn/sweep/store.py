@@ -23,7 +23,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-__all__ = ["Store", "StoreError", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "Store", "StoreError"]
 
 SCHEMA_VERSION = 1
 

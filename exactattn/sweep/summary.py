@@ -25,7 +25,7 @@ from .confidence import clopper_pearson, exceeds_bound
 from .spec import LEARNER_TRIAL
 from .trials import ERROR, WRONG
 
-__all__ = ["ConfigSummary", "Summary", "summarize", "schwartz_zippel_degree", "decimal"]
+__all__ = ["ConfigSummary", "Summary", "decimal", "schwartz_zippel_degree", "summarize"]
 
 SUCCESS = ("recovered", "ok")
 
@@ -111,7 +111,7 @@ class ConfigSummary:
         return " ".join(parts)
 
     def to_dict(self) -> dict:
-        f = lambda q: None if q is None else f"{q.numerator}/{q.denominator}"  # noqa: E731
+        f = lambda q: None if q is None else f"{q.numerator}/{q.denominator}"
         return {"fn": self.fn, "params": self.params, "trials": self.trials,
                 "outcomes": dict(self.outcomes), "failures": self.failures,
                 "wrong": self.wrong, "errors": self.errors, "rate": f(self.rate),
@@ -209,7 +209,7 @@ def summarize(rows, confidence=Fraction(99, 100), store=None) -> Summary:
             c.expected_max_length = first.get("expected_max_length")
             if _bounded(params):
                 key = "D:" + json.dumps(params, sort_keys=True)
-                c.D = (store.cached(key, lambda: schwartz_zippel_degree(params)) if store
+                c.D = (store.cached(key, lambda p=params: schwartz_zippel_degree(p)) if store
                        else schwartz_zippel_degree(params))
                 c.bound = Fraction(c.D, 2 * params["box"] + 1)
                 failed = [r["record"] for r in rs if r["record"].get("outcome") not in

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from .summary import SUCCESS, decimal
 
-__all__ = ["failure_table", "count_table", "time_table", "outcome_table"]
+__all__ = ["count_table", "failure_table", "outcome_table", "time_table"]
 
 
 def _render(header, rows) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    fmt = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa: E731
+    fmt = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows])
 
 

@@ -111,7 +111,7 @@ def model_of(params: dict):
 
 
 def _learn(params, oracle, seed):
-    p, be = params, dict(backend=params["backend"], dps=params["dps"], seed=seed)
+    p, be = params, {"backend": params["backend"], "dps": params["dps"], "seed": seed}
     if p["learner"] == "single-head":
         from ..learners.single_head import learn_single_head
         return learn_single_head(oracle, p["d"], **be)
@@ -172,7 +172,7 @@ def learner_trial(params: dict, seed: int) -> dict:
     except LearningFailure as e:
         rec.update(outcome=e.reason, message=str(e)[:_MESSAGE], queries=oracle.queries,
                    max_length=oracle.max_length, **_bases(e.details))
-    except Exception as e:  # a defect, recorded (and reported) rather than lost
+    except Exception as e:  # noqa: BLE001 — a defect, recorded (and reported), not lost
         rec.update(outcome=ERROR, message=f"{type(e).__name__}: {e}"[:_MESSAGE],
                    queries=oracle.queries, max_length=oracle.max_length)
     else:

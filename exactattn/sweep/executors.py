@@ -4,7 +4,7 @@ results on each of them; only the order in which batches finish differs.
 
 * :class:`SerialExecutor` — in this process, in order (tests, profiling);
 * :class:`PoolExecutor` — a local process pool, all cores by default.  Workers ignore SIGINT
-  (the driver handles Ctrl-C); a worker that dies (killed, out of memory) breaks the pool:
+  (the driver handles Ctrl-C) and exit when the driver dies; a worker that dies (killed, out of memory) breaks the pool:
   the pool is restarted and the batches not yet returned are submitted again (the store's
   identity key makes a repeated trial harmless);
 * :class:`DaskExecutor` — Dask distributed (extra ``[dask]``): ``"local"`` starts a
@@ -56,8 +56,17 @@ class SerialExecutor:
         return False
 
 
-def _ignore_sigint():
+def _worker_init(parent: int):
+    """In each pool worker: leave Ctrl-C to the driver, and exit when the driver is gone
+    (after a kill -9 of the driver a worker would otherwise wait for work forever)."""
+    import threading
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="exactattn-parent-watch").start()
 
 
 class PoolExecutor(SerialExecutor):
@@ -76,7 +85,8 @@ class PoolExecutor(SerialExecutor):
 
     def _new_pool(self):
         from concurrent.futures import ProcessPoolExecutor
-        return ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_sigint)
+        return ProcessPoolExecutor(max_workers=self.workers, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
 
     def map(self, fn_name, batches, version=None):
         from concurrent.futures import FIRST_COMPLETED, wait

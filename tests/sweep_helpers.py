@@ -23,3 +23,8 @@ def die_once(params, seed):
 
 def not_a_dict(params, seed):
     return [seed]
+
+
+def heads_of(params, seed):
+    """A trial whose parameters hold a model object."""
+    return {"heads": len(params["model"].heads)}

@@ -297,6 +297,38 @@ def test_run_trials_returns_records_in_order_on_every_executor():
         run_trials(sweep_helpers.square, [{"a": 1}, {"a": 1}], [0], executor="serial")
 
 
+def test_run_trials_accepts_a_model_in_its_parameters():
+    """A claim may pass the model itself: its exact to_dict() is its identity."""
+    from exactattn.models.attention import random_multi_head
+    m = random_multi_head(2, 2, seed=5)
+    m([[1, 2], [3, 4]])  # evaluated once: its heads now cache backend data (flint objects)
+    got = run_trials(sweep_helpers.heads_of, [{"model": m}], [0, 1], executor="pool",
+                     workers=2, batch=1)
+    assert got == [{"heads": 2}] * 2
+    k1 = spec_mod.trial_key("f:g", {"model": m}, 0)
+    assert k1 == spec_mod.trial_key("f:g", {"model": random_multi_head(2, 2, seed=5)}, 0)
+    assert k1 != spec_mod.trial_key("f:g", {"model": random_multi_head(2, 2, seed=6)}, 0)
+    with pytest.raises(TypeError, match="not a JSON value"):
+        spec_mod.trial_key("f:g", {"x": object()}, 0)
+
+
+def test_parameters_a_worker_cannot_receive_fail_in_the_driver():
+    """Planted: a parameter that does not pickle (an open file's lock) must fail at once with
+    a one-line reason, not hang the pool."""
+    import threading
+    with pytest.raises(SpecError, match="cannot be sent to a worker"):
+        run_trials(sweep_helpers.heads_of, [{"model": _Unpicklable(threading.Lock())}], [0],
+                   executor="pool", workers=1)
+
+
+class _Unpicklable:
+    def __init__(self, lock):
+        self.lock = lock
+
+    def to_dict(self):
+        return {"lock": "held"}
+
+
 def test_run_trials_with_a_store_resumes(tmp_path):
     path = tmp_path / "r.sqlite"
     first = run_trials("sweep_helpers:square", [{"a": 1}], range(3), executor="serial",

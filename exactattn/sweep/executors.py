@@ -22,7 +22,7 @@ import signal
 import time
 
 from .spec import SpecError
-from .trials import run_batch
+from .trials import pack, run_batch, run_packed
 
 __all__ = ["DaskExecutor", "PoolExecutor", "SerialExecutor", "WorkerLost", "make_executor"]
 
@@ -91,10 +91,9 @@ class PoolExecutor(SerialExecutor):
     def map(self, fn_name, batches, version=None):
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
-        pending = dict(enumerate(batches))
+        pending = {i: pack(fn_name, b, version) for i, b in enumerate(batches)}
         while pending:
-            futures = {self._pool.submit(run_batch, fn_name, b, version): i
-                       for i, b in pending.items()}
+            futures = {self._pool.submit(run_packed, b): i for i, b in pending.items()}
             try:
                 while futures:
                     finished, _ = wait(futures, return_when=FIRST_COMPLETED)
@@ -157,7 +156,7 @@ class DaskExecutor(SerialExecutor):
     def map(self, fn_name, batches, version=None):
         import uuid
         tag = uuid.uuid4().hex[:8]
-        futures = {self.client.submit(run_batch, fn_name, b, version, pure=False,
+        futures = {self.client.submit(run_packed, pack(fn_name, b, version), pure=False,
                                       key=f"exactattn-batch-{tag}-{i}"): i
                    for i, b in enumerate(batches)}
         try:

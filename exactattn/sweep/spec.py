@@ -52,9 +52,18 @@ class SpecError(ValueError):
 
 
 def canonical_json(obj) -> str:
-    """One text per value: sorted keys, no spaces (trial identity and bit-for-bit comparison)."""
+    """One text per value: sorted keys, no spaces (trial identity and bit-for-bit comparison).
+    An object with an exact ``to_dict()`` (a model: rationals as strings) is written as that
+    dict, so a trial's parameters may hold a model itself."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+                      allow_nan=False, default=_as_dict)
+
+
+def _as_dict(obj):
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    raise TypeError(f"{type(obj).__name__} is not a JSON value (and has no to_dict())")
 
 
 def trial_key(fn: str, params: dict, seed) -> str:

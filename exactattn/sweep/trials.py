@@ -92,6 +92,23 @@ def run_batch(fn_name: str, items, version: str | None = None):
     return {"version": __version__, "rows": rows}
 
 
+def pack(fn_name: str, items, version) -> bytes:
+    """A batch pickled in the driver, so that parameters a worker cannot receive fail here
+    with a clear message (a pickling error inside a process pool's feeder thread can hang)."""
+    import pickle
+    try:
+        return pickle.dumps((fn_name, list(items), version), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise SpecError(f"the parameters of {fn_name} cannot be sent to a worker ({e}); pass "
+                        "JSON values (or objects that pickle)") from None
+
+
+def run_packed(payload: bytes):
+    """:func:`run_batch` on a batch made by :func:`pack` (what pool and Dask workers run)."""
+    import pickle
+    return run_batch(*pickle.loads(payload))
+
+
 # ---------------------------------------------------------------------- learner runs
 @functools.lru_cache(maxsize=256)
 def _model(learner, d, H, rank, backend, model_seed):

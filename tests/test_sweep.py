@@ -464,3 +464,21 @@ def test_a_count_off_its_formula_fails():
           "expected_max_length": 3}
     s = summarize(_rows_for(spec, [ok, dict(ok, queries=4)]))
     assert s.configs[0].counts_match is False and s.configs[0].status == "FAIL"
+
+
+# ---------------------------------------------------------------------- progress
+def test_rate_and_eta_follow_the_recent_rate():
+    from exactattn.sweep.progress import Throughput, format_duration
+    now = [0.0]
+    meter = Throughput(1000, already=100, clock=lambda: now[0], window=10, interval=0)
+    assert meter.text(100) == "starting"
+    now[0] = 10.0
+    assert meter.text(200) == "10.0 trials/s · ETA 1m20s"   # 100 new in 10 s, 800 left
+    now[0] = 30.0                                          # slower now: 20 in the last 20 s
+    meter.text(210)
+    now[0] = 40.0
+    assert meter.text(220).startswith("1.0 trials/s")       # only the last window counts
+    assert format_duration(7322) == "2h02m" and format_duration(59.4) == "59s"
+    seen = []
+    meter.report(1000, lambda *a: seen.append(a))
+    assert seen and seen[-1][1:] == (1000, 1000) and seen[-1][0].endswith("done")

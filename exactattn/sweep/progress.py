@@ -5,6 +5,7 @@ drawing is left to the caller's ``progress(stage, done, total)`` callback (the C
 from __future__ import annotations
 
 import time
+from collections import deque
 
 __all__ = ["Throughput", "format_duration"]
 
@@ -23,20 +24,30 @@ class Throughput:
     """Trials per second over this session's new trials, and the time left for the rest.
 
     ``Throughput(total, already)``: ``already`` trials were stored before (a resumed sweep),
-    so they count towards done but not towards the rate.  ``report(done, callback)`` calls
+    so they count towards done but not towards the rate.  The rate is measured over the last
+    ``window`` seconds (configurations differ in cost, so the recent rate predicts the rest
+    better than the mean since the start).  ``report(done, callback)`` calls
     ``callback(text, done, total)`` at most every ``interval`` seconds (and always at the
     end), where text reads like ``412.3 trials/s · ETA 3m12s``."""
 
-    def __init__(self, total: int, already: int = 0, interval: float = 0.25, clock=None):
+    def __init__(self, total: int, already: int = 0, interval: float = 0.25, clock=None,
+                 window: float = 60.0):
         self.total, self.already = total, already
-        self.interval = interval
+        self.interval, self.window = interval, window
         self.clock = clock or time.monotonic
         self.start = self.clock()
+        self._samples = deque([(self.start, already)])
         self._last = float("-inf")
 
     def rate(self, done: int) -> float:
-        elapsed = self.clock() - self.start
-        return (done - self.already) / elapsed if elapsed > 0 else 0.0
+        now = self.clock()
+        samples = self._samples
+        if samples[-1][1] != done:
+            samples.append((now, done))
+        while len(samples) > 2 and now - samples[1][0] >= self.window:
+            samples.popleft()
+        t0, d0 = samples[0]
+        return (done - d0) / (now - t0) if now > t0 else 0.0
 
     def text(self, done: int) -> str:
         rate = self.rate(done)

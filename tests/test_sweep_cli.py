@@ -189,3 +189,22 @@ def test_ctrl_c_then_resume(tmp_path, reference):
     assert "Traceback" not in err
     assert _rows(db) < N
     _resume_and_compare(db, reference)
+
+
+def test_retry_errors_runs_crashed_trials_again(tmp_path, capsys, monkeypatch):
+    """Planted crash: the learner raises; --retry-errors after the 'fix' recovers them."""
+    from exactattn.sweep import trials as trials_mod
+    db = str(tmp_path / "e.sqlite")
+    real = trials_mod._learn
+    monkeypatch.setattr(trials_mod, "_learn", lambda p, o, s: 1 / 0)
+    argv = ["sweep", "--dim", "2", "--heads", "1", "--trials", "3", "--store", db, "--serial"]
+    assert main(argv) == 1
+    assert "FAIL: 1 configuration" in capsys.readouterr().out
+    monkeypatch.setattr(trials_mod, "_learn", real)
+    assert main(argv) == 1  # stored crashes are not rerun by default
+    capsys.readouterr()
+    assert main(argv + ["--retry-errors"]) == 0
+    out = capsys.readouterr().out
+    assert "forgot 3 trials that had crashed" in out
+    with Store(db) as store:
+        assert {r["outcome"] for r in store.rows()} == {"recovered"} and store.count() == 3

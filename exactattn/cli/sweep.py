@@ -87,6 +87,8 @@ def register(sub):
                         "(needs the [dask] extra)")
     r.add_argument("--batch", type=positive_int, default=None,
                    help="trials per task (default: about 16 tasks per worker, at most 64)")
+    r.add_argument("--retry-errors", action="store_true",
+                   help="run again the trials stored with outcome 'error' (a crash)")
     r.add_argument("--summary-only", action="store_true",
                    help="run nothing: summarise what the store holds for this spec")
     o = p.add_argument_group("output")
@@ -162,6 +164,12 @@ def run(a) -> int:
     store = Store(a.store)
     report = None
     try:
+        if a.retry_errors:
+            if a.summary_only:
+                raise ValueError("--retry-errors runs trials: drop --summary-only")
+            n = store.forget(trials, "error")
+            if not a.json:
+                print(f"forgot {n} trial{'s' if n != 1 else ''} that had crashed")
         if not a.summary_only:
             with Progress("sweep", quiet=a.quiet, json=a.json) as prog:
                 try:
@@ -206,7 +214,8 @@ def run(a) -> int:
 
 def _print(a, spec, trials, audit, report, summary, paths):
     from ..sweep.tables import count_table, failure_table, outcome_table, time_table
-    line = f"sweep: {len(trials)} trials, {len(summary.configs)} configurations"
+    n = len(summary.configs)
+    line = f"sweep: {len(trials)} trials, {n} configuration{'s' if n != 1 else ''}"
     if spec.skipped:
         line += f" ({spec.skipped} grid points with H0 < H skipped)"
     line += f"; store {a.store}: {audit['stored']} stored"

@@ -99,6 +99,16 @@ class Store:
             raise
         return self._db.total_changes - before
 
+    def forget(self, trials, outcome: str) -> int:
+        """Delete the rows of ``trials`` whose outcome is ``outcome`` (e.g. "error" after the
+        defect is fixed), so that the next run does them again.  Returns the rows deleted."""
+        keys = [(t.key, outcome) for t in trials]
+        before = self._db.total_changes
+        self._db.execute("BEGIN IMMEDIATE")
+        self._db.executemany("DELETE FROM trials WHERE key = ? AND outcome = ?", keys)
+        self._db.execute("COMMIT")
+        return self._db.total_changes - before
+
     # ------------------------------------------------------------------ reading
     def done(self) -> set:
         """Keys of every stored trial."""

@@ -23,7 +23,8 @@ def _named(c) -> str:
 def failure_table(summary) -> str:
     """Per multi-head configuration with a box: failures, rate, Clopper–Pearson interval,
     D, D/|S| and the verdict."""
-    conf = decimal(summary.confidence * 100, 6)
+    pct = summary.confidence * 100
+    conf = str(pct.numerator) if pct.denominator == 1 else decimal(pct, 6)
     rows = []
     for c in summary.configs:
         if c.params.get("box") is None and c.bound is None:

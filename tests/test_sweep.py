@@ -129,6 +129,19 @@ def test_single_head_and_low_rank_trials():
     assert [r["queries"] for r in rows] == [12, 12, 3 + 1 * (6 - 1)]
 
 
+def test_validation_queries_are_counted_apart_from_the_published_count():
+    """P1 on float asks one held-out query beyond d² + d (docs/design.md §8)."""
+    spec = SweepSpec.from_dict({"run": [{"learner": "single-head", "d": 2, "backend": "float",
+                                         "trials": 2}]})
+    with Store(":memory:") as db:
+        run_sweep(spec, db, executor="serial")
+        rows = db.rows()
+        s = summarize(rows)
+    assert [r["record"]["queries"] for r in rows] == [6, 6]
+    assert [r["record"]["validation_queries"] for r in rows] == [1, 1]
+    assert s.configs[0].counts_match is True and s.ok
+
+
 def test_a_learner_that_returns_a_wrong_model_is_caught(monkeypatch):
     """Planted bug: the learner returns a model with one entry changed."""
     from exactattn.learners.result import LearnResult

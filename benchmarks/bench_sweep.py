@@ -54,6 +54,28 @@ def series(name, executor, sp, repeat, workers, batch=None):
     return statistics.median(rates), statistics.median(overheads)
 
 
+def _spin(n=3_000_000):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+def capacity(workers: int) -> float:
+    """How many cores this run can really use now: the throughput of `workers` processes
+    spinning at once over one process spinning alone (2.0 on two idle cores)."""
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(workers) as ex:
+        list(ex.map(_spin, [1000] * workers))          # start the processes
+        t = time.perf_counter()
+        list(ex.map(_spin, [3_000_000]))
+        one = time.perf_counter() - t
+        t = time.perf_counter()
+        list(ex.map(_spin, [3_000_000] * workers))
+        many = time.perf_counter() - t
+    return workers * one / many
+
+
 def load() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -70,7 +92,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     sp = spec(a.trials)
     print(f"{len(sp)} trials: (d, H) in {CONFIGS}, box 1000, exact, {a.trials} seeds each; "
-          f"{os.cpu_count()} cores; load average before: {load()}")
+          f"{os.cpu_count()} cores; load average before: {load()}; usable cores now "
+          f"(a CPU loop in {a.workers} processes against 1): {capacity(a.workers):.2f}")
     run_sweep(spec(2), ":memory:", executor="serial")  # warm up this process
     serial, s_over = series("serial", SerialExecutor(), sp, a.repeat, 1)
     start = time.perf_counter()
@@ -97,7 +120,7 @@ def main(argv=None):
         finally:
             ex.close()
         print(f"dask/serial = {d_rate / serial:.2f}×")
-    print(f"load average after: {load()}")
+    print(f"load average after: {load()}; usable cores now: {capacity(a.workers):.2f}")
 
 
 if __name__ == "__main__":

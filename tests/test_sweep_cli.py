@@ -92,6 +92,7 @@ def test_bad_arguments_exit_2_with_one_line(argv, words, tmp_path, capsys, monke
     err = capsys.readouterr().err
     assert e.value.code == 2, err
     assert words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "sweep.sqlite").exists()  # bad input leaves no store behind
 
 
 @pytest.fixture(scope="module")

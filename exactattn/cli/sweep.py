@@ -155,12 +155,16 @@ def run(a) -> int:
     from ..sweep import Store, SweepSpec, run_sweep
     from ..sweep.executors import WorkerLost
     from ..sweep.summary import summarize
+    from ..sweep.trials import preflight
     confidence = _confidence(a.confidence)
     if a.serial and (a.dask or a.workers):
         raise ValueError("--serial runs in this process: drop --workers/--dask")
     d = spec_from_args(a)
     spec = SweepSpec.from_file(a.spec) if d is None else SweepSpec.from_dict(d)
     trials = spec.trials()
+    for fn, params, _ in spec.groups:  # bad names fail before the store file is made
+        for p in params:
+            preflight(fn, p)
     store = Store(a.store)
     report = None
     try:

@@ -429,7 +429,10 @@ def test_summary_reports_degree_bound_and_verdicts():
     spec = SweepSpec.from_dict({"run": [{"d": 1, "H": 1, "box": [1, 1000], "trials": 40}]})
     with Store(":memory:") as db:
         run_sweep(spec, db, executor="serial")
-        s = summarize(db.rows(spec.trials()), store=db)
+        s = summarize(db.rows(spec.trials()), store=db, bound_min_trials=40)
+        few = summarize(db.rows(spec.trials()), bound_min_trials=41)
+    assert {c.D for c in few.configs} == {None}
+    assert {c.bound_note for c in few.configs} == {"not computed (< 41 trials)"}
     by_box = {c.params["box"]: c for c in s.configs}
     from exactattn.analysis import genericity as G
     from exactattn.sweep.trials import model_of

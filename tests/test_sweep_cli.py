@@ -42,7 +42,8 @@ def _rows(path):
 def test_sweep_prints_the_tables_and_exits_0(tmp_path, capsys):
     db = tmp_path / "s.sqlite"
     rc = main(["sweep", "--dim-heads", "1:1,2:2", "--box", "2,1000", "--trials", "20",
-               "--store", str(db), "--serial", "--plot", str(tmp_path / "plots")])
+               "--store", str(db), "--serial", "--plot", str(tmp_path / "plots"),
+               "--bound-min-trials", "20"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "Schwartz–Zippel" in out and "D/|S|" in out and "Clopper–Pearson" in out
@@ -51,7 +52,7 @@ def test_sweep_prints_the_tables_and_exits_0(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == \
         ["counts.png", "failure_rate.png", "time.png"]
     rc = main(["sweep", "--dim-heads", "1:1,2:2", "--box", "2,1000", "--trials", "20",
-               "--store", str(db), "--serial", "--json"])
+               "--store", str(db), "--serial", "--json", "--bound-min-trials", "0"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["run"]["new"] == 0 and data["run"]["already_stored"] == 80
     assert data["stored"] == 80 and data["summary"]["ok"] is True

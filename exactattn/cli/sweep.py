@@ -94,6 +94,9 @@ def register(sub):
     o = p.add_argument_group("output")
     o.add_argument("--confidence", default="99/100",
                    help="confidence of the intervals and the bound test (default 99/100)")
+    o.add_argument("--bound-min-trials", type=int, default=None, metavar="N",
+                   help="compute the Schwartz–Zippel bound for configurations with ≥ N trials "
+                        "(default 100; 0 = always; D costs minutes from d = 5 on)")
     o.add_argument("--plot", metavar="DIR", default=None,
                    help="write failure-rate, count and time plots (PNG) to DIR")
     o.add_argument("--json", action="store_true", help="print one JSON object")
@@ -154,7 +157,7 @@ def run(a) -> int:
     from ..presentation.progress import Progress
     from ..sweep import Store, SweepSpec, run_sweep
     from ..sweep.executors import WorkerLost
-    from ..sweep.summary import summarize
+    from ..sweep.summary import BOUND_MIN_TRIALS, summarize
     from ..sweep.trials import preflight
     confidence = _confidence(a.confidence)
     if a.serial and (a.dask or a.workers):
@@ -191,7 +194,9 @@ def run(a) -> int:
                     sys.stderr.write(f"exactattn sweep: {e}\n")
                     return 1
         audit = store.audit(trials)
-        summary = summarize(store.rows(trials), confidence, store)
+        summary = summarize(store.rows(trials), confidence, store,
+                            BOUND_MIN_TRIALS if a.bound_min_trials is None
+                            else a.bound_min_trials)
     finally:
         store.close()
     if a.plot:

@@ -53,6 +53,7 @@ class ConfigSummary:
     ci: tuple
     D: int | None = None
     bound: Fraction | None = None
+    bound_note: str = "no bound for this learner, backend, schedule or H0"
     outside: int | None = None      # failures whose draw is not in the bad set
     exceeds: bool = False
     queries: list = field(default_factory=list)       # distinct counts among successes
@@ -184,9 +185,16 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
-def summarize(rows, confidence=Fraction(99, 100), store=None) -> Summary:
+#: the bound is computed for configurations with at least this many trials by default: D costs
+#: seconds at d = 3 and minutes from d = 5 on, and a rate from a few trials says little
+BOUND_MIN_TRIALS = 100
+
+
+def summarize(rows, confidence=Fraction(99, 100), store=None,
+              bound_min_trials: int = BOUND_MIN_TRIALS) -> Summary:
     """Group stored rows (``Store.rows()``) by configuration and summarise each (module
-    docstring); ``store`` caches the degrees D (a few seconds each at d = 3)."""
+    docstring); ``store`` caches the degrees D.  The bound (D, D/|S|, the bad-set check of
+    every failure) is computed for configurations with ≥ ``bound_min_trials`` trials."""
     confidence = Fraction(confidence)
     groups = {}
     for r in rows:
@@ -206,7 +214,9 @@ def summarize(rows, confidence=Fraction(99, 100), store=None) -> Summary:
             first = rs[0]["record"]
             c.expected_queries = first.get("expected_queries")
             c.expected_max_length = first.get("expected_max_length")
-            if _bounded(params):
+            if _bounded(params) and n < bound_min_trials:
+                c.bound_note = f"not computed (< {bound_min_trials} trials)"
+            elif _bounded(params):
                 key = "D:" + json.dumps(params, sort_keys=True)
                 c.D = (store.cached(key, lambda p=params: schwartz_zippel_degree(p)) if store
                        else schwartz_zippel_degree(params))

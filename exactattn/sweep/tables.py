@@ -27,12 +27,12 @@ def failure_table(summary) -> str:
     conf = str(pct.numerator) if pct.denominator == 1 else decimal(pct, 6)
     rows = []
     for c in summary.configs:
-        if c.params.get("box") is None and c.bound is None:
+        if c.params.get("box") is None or (c.bound is None and c.trials < 2):
             continue
         box = c.params.get("box")
         S = 2 * box + 1 if box else "-"
         if c.bound is None:
-            verdict = "no bound"
+            verdict = c.bound_note
         elif c.exceeds:
             verdict = "EXCEEDS"
         elif c.bound >= 1:

@@ -83,6 +83,7 @@ def test_claim_checks_run_through_the_sweep(tmp_path, capsys):
     (["sweep", "--dim", "2", "--rank", "1"], "rank does not apply"),
     (["sweep", "--claim", "P1-T4.1", "--dim", "2"], "--claim takes only"),
     (["sweep", "--claim", "NO-SUCH-CLAIM", "--serial"], "unknown claim"),
+    (["sweep", "--claim", "P2-count", "--seeds", "0-1"], "takes no seed"),
     (["sweep", "/no/such/spec.toml"], "not found"),
     (["sweep", "--dim", "2,x"], "not a list"),
 ])

@@ -165,9 +165,9 @@ def run(a) -> int:
     d = spec_from_args(a)
     spec = SweepSpec.from_file(a.spec) if d is None else SweepSpec.from_dict(d)
     trials = spec.trials()
-    for fn, params, _ in spec.groups:  # bad names fail before the store file is made
+    for fn, params, seeds in spec.groups:  # bad names fail before the store file is made
         for p in params:
-            preflight(fn, p)
+            preflight(fn, p, seeds[0])
     store = Store(a.store)
     report = None
     try:

@@ -75,7 +75,7 @@ def _execute(trials, store: Store, executor, batch, progress):
     for t in pending:
         if t.config not in seen:
             seen.add(t.config)
-            preflight(t.fn, t.params)
+            preflight(t.fn, t.params, t.seed)
     size = batch or default_batch(len(pending), executor.workers)
     meter = Throughput(len(trials), already)
     count = already

@@ -261,7 +261,7 @@ class _Seeded:
 
 
 # ---------------------------------------------------------------------- pre-flight
-def preflight(fn_name: str, params: dict) -> None:
+def preflight(fn_name: str, params: dict, seed=None) -> None:
     """Catch in the driver what would fail in every worker: an unknown function, a schedule
     the installed learner does not have, an unknown claim (SpecError)."""
     fn = resolve(fn_name)
@@ -272,6 +272,8 @@ def preflight(fn_name: str, params: dict) -> None:
                             "the P2 schedule ('p2')")
     if fn is claim_trial:
         try:
-            importlib.import_module("proofs_checks.registry").get_claim(params["claim"])
+            claim = importlib.import_module("proofs_checks.registry").get_claim(params["claim"])
         except KeyError as e:
             raise SpecError(str(e)) from None
+        if seed is not None and "seed" not in claim.params(params["size"] == "quick"):
+            raise SpecError(f"claim {claim.id} takes no seed: drop --seeds/--trials for it")

@@ -4,8 +4,8 @@ results on each of them; only the order in which batches finish differs.
 
 * :class:`SerialExecutor` — in this process, in order (tests, profiling);
 * :class:`PoolExecutor` — a local process pool, all cores by default.  Workers ignore SIGINT
-  (the driver handles Ctrl-C) and exit when the driver dies; a worker that dies (killed, out of memory) breaks the pool:
-  the pool is restarted and the batches not yet returned are submitted again (the store's
+  (the driver handles Ctrl-C) and exit when the driver dies; a worker that dies (killed,
+  out of memory) breaks the pool: the pool is restarted and the batches not yet returned are submitted again (the store's
   identity key makes a repeated trial harmless);
 * :class:`DaskExecutor` — Dask distributed (extra ``[dask]``): ``"local"`` starts a
   LocalCluster on this machine (loopback only), ``"tcp://host:8786"`` joins an existing

@@ -111,7 +111,8 @@ class ConfigSummary:
         return " ".join(parts)
 
     def to_dict(self) -> dict:
-        f = lambda q: None if q is None else f"{q.numerator}/{q.denominator}"
+        def f(q):
+            return None if q is None else f"{q.numerator}/{q.denominator}"
         return {"fn": self.fn, "params": self.params, "trials": self.trials,
                 "outcomes": dict(self.outcomes), "failures": self.failures,
                 "wrong": self.wrong, "errors": self.errors, "rate": f(self.rate),

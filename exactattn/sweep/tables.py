@@ -11,7 +11,8 @@ __all__ = ["count_table", "failure_table", "outcome_table", "time_table"]
 
 def _render(header, rows) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    fmt = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
+    def fmt(r):
+        return "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows])
 
 

@@ -91,9 +91,10 @@ def main(argv=None):
     ap.add_argument("--dask", action="store_true", help="also a Dask LocalCluster")
     a = ap.parse_args(argv)
     sp = spec(a.trials)
+    cap_before = capacity(a.workers)
     print(f"{len(sp)} trials: (d, H) in {CONFIGS}, box 1000, exact, {a.trials} seeds each; "
           f"{os.cpu_count()} cores; load average before: {load()}; usable cores now "
-          f"(a CPU loop in {a.workers} processes against 1): {capacity(a.workers):.2f}")
+          f"(a CPU loop in {a.workers} processes against 1): {cap_before:.2f}")
     run_sweep(spec(2), ":memory:", executor="serial")  # warm up this process
     serial, s_over = series("serial", SerialExecutor(), sp, a.repeat, 1)
     start = time.perf_counter()
@@ -106,8 +107,11 @@ def main(argv=None):
         one, _ = series(f"pool({a.workers}), batch 1", pool, sp, a.repeat, a.workers, batch=1)
     finally:
         pool.close()
+    cap_after = capacity(a.workers)
+    usable = (cap_before + cap_after) / 2
     print(f"pool/serial = {rate / serial:.2f}× (target ≥ 1.7× with 2 workers); "
-          f"batch 1 reaches {one / serial:.2f}×")
+          f"batch 1 reaches {one / serial:.2f}×; usable cores {cap_before:.2f} before, "
+          f"{cap_after:.2f} after: pool/serial per usable core = {rate / serial / usable:.2f}")
     print(f"overhead outside the learner: serial {s_over:.1%}, pool {p_over:.1%} "
           f"(target ≤ 10%)")
     if a.dask:

@@ -105,6 +105,10 @@ def main(argv=None):
         rate, p_over = series(f"pool({a.workers}), default batch", pool, sp, a.repeat,
                               a.workers)
         one, _ = series(f"pool({a.workers}), batch 1", pool, sp, a.repeat, a.workers, batch=1)
+        pairs = sorted(measure(SerialExecutor(), sp)[0] / measure(pool, sp)[0]
+                       for _ in range(a.repeat))  # back to back: both see the same load
+        print(f"paired runs (serial then pool, {a.repeat}×): pool/serial min {pairs[0]:.2f}×, "
+              f"median {statistics.median(pairs):.2f}×, max {pairs[-1]:.2f}×")
     finally:
         pool.close()
     cap_after = capacity(a.workers)

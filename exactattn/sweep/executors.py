@@ -139,7 +139,7 @@ class DaskExecutor(SerialExecutor):
             self.cluster = distributed.LocalCluster(
                 n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
                 processes=True, host="127.0.0.1", dashboard_address=None,
-                silence_logs=logging.ERROR)
+                silence_logs=logging.CRITICAL)  # shutdown chatter; errors reach the futures
             self.client = distributed.Client(self.cluster)
         else:
             if not address.startswith(("tcp://", "tls://", "inproc://", "ucx://")):

@@ -292,9 +292,9 @@ from exactattn.learners import multi_low_rank  # noqa: E402
 @pytest.mark.parametrize("d,H,r", [(4, 2, 1), (4, 3, 2), (5, 2, 3), (6, 3, 2)])
 def test_low_rank_heads_from_the_skeleton(d, H, r):
     model = low_rank_model(d, H, r, seed=d + H + r)
-    for given in (r, None):
+    for told in (r, None):
         oracle = ea.Oracle(model)
-        res = learn_multi_head(oracle, d, heads=H, rank=given, seed=2, schedule="low-rank")
+        res = learn_multi_head(oracle, d, heads=H, rank=told, seed=2, schedule="low-rank")
         assert res.model.head_set() == model.canonical().head_set()
         assert res.certificate["certified"] is True
         assert res.extra["ranks"] == [r] * H

@@ -1,8 +1,9 @@
 """The package layout shows the architecture: imports point downward only.
 
 Layers, bottom to top: errors/_env, arith, models, oracles, adapters (the public path of
-oracles.adapters), learners, analysis, presentation, cli.  Every import of an exactattn module (at module level or inside a function) must go to
-the same layer or a lower one, and the module graph has no cycle.  The checker package of
+oracles.adapters), learners, analysis, sweep, presentation, cli.  Every import of an exactattn
+module (at module level or inside a function) must go to the same layer or a lower one, and
+the module graph has no cycle.  The checker package of
 proofs_checks stays standard-library only (tested in test_proofs_checks)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import exactattn
 
 ROOT = Path(exactattn.__file__).parent
 LAYERS = ["errors", "_env", "arith", "models", "oracles", "adapters", "learners", "analysis",
+          "sweep",
           "presentation", "cli"]
 RANK = {name: (0 if name in ("errors", "_env") else LAYERS.index(name) - 1) for name in LAYERS}
 

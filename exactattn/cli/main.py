@@ -11,7 +11,7 @@ import sys
 from .. import __version__
 from ..errors import ExactAttnError
 
-COMMANDS = ("model", "eval", "learn", "counts", "check", "noise", "demo")
+COMMANDS = ("model", "eval", "learn", "counts", "check", "noise", "demo", "sweep")
 
 
 class _Parser(argparse.ArgumentParser):

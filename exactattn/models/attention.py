@@ -95,6 +95,9 @@ class AttentionHead:
         """``W, v = head``: a head is the pair (W, v)."""
         return iter((self.W, self.v))
 
+    def __getstate__(self):  # pickled without the per-backend cache (it holds flint objects)
+        return {**self.__dict__, "_prepared": {}}
+
     def __eq__(self, other):
         return isinstance(other, AttentionHead) and self.W == other.W and self.v == other.v
 

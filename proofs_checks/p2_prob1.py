@@ -37,6 +37,7 @@ from exactattn.analysis import genericity as G
 from exactattn.errors import LearningFailure
 from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
+from exactattn.sweep import run_trials
 
 from .certificates import heads_json, new_certificate, poly_json, rational, vector_json
 from .common import run_record, same_canonical
@@ -50,6 +51,8 @@ ALPHA = Fraction(1, 1000)
 ENUM_LIMIT = 30_000
 #: successes kept as full identifiability certificates, per configuration
 SAMPLE = 2
+#: where the Monte Carlo trials run (exactattn.sweep executors: "pool" or "serial")
+EXECUTOR = "pool"
 
 
 def trial(params: dict, seed: int, keep_run: bool = False) -> dict:
@@ -106,17 +109,21 @@ def _config(verdict, cert, d, H, box, trials, seed, tests):
     params = {"model": model, "dim": d, "H": H, "box": box}
     ints = [G.IntPoly(f) for f in factors]
     records, sample, bad, outside, named = [], [], 0, 0, {}
-    for t in range(trials):
-        rec = trial(params, seed + t, keep_run=len(sample) < SAMPLE)
-        U, X = draw_bases(seed + t, d, box)
+    # the Monte Carlo runs on the sweep machinery's process pool (every core), each trial a
+    # pure function of (params, seed): the records are those of a serial run
+    outcomes = run_trials("proofs_checks.p2_prob1:trial", [params], range(seed, seed + trials),
+                          executor=EXECUTOR)
+    for rec in outcomes:
+        U, X = draw_bases(rec["seed"], d, box)
         in_bad = any(f.vanishes(G.point_from_bases(U, X)) for f in ints)
         bad += in_bad
         if rec["outcome"] != "recovered":
             records.append([rec["seed"], rec["outcome"]])
             named[rec["outcome"]] = named.get(rec["outcome"], 0) + 1
             outside += not in_bad
-        elif "run" in rec and not in_bad:
-            sample.append({"seed": rec["seed"], "run": rec["run"]})
+        elif len(sample) < SAMPLE and not in_bad:       # a recorded sample of the successes
+            kept = trial(params, rec["seed"], keep_run=True)
+            sample.append({"seed": kept["seed"], "run": kept["run"]})
     failures = len(records)
     level = ALPHA / tests
     fu, bu = binomial_upper_limit(trials, failures, level), binomial_upper_limit(trials, bad, level)

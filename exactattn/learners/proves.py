@@ -30,13 +30,32 @@ from math import comb
 __all__ = ["draw_violations", "degree_bound", "state"]
 
 
-def _score(W, u, x):
-    return sum((Fraction(W[i][j]) * u[i] * x[j] for i in range(len(u)) for j in range(len(x))),
-               Fraction(0))
-
-
 def _dot(a, b):
     return sum((Fraction(p) * q for p, q in zip(a, b)), Fraction(0))
+
+
+def _score_matrices(heads, U, X):
+    """S_h = U W_h Xᵀ (S_h[i][j] = u_iᵀ W_h x_j) for every head, exactly (python-flint
+    fmpq_mat): every score a family of the schedule reads is a sum of these entries, since
+    its u and x are u_i or u₁ + u_i and x_j or x₁ + x_j (docs/design.md §4.3)."""
+    from flint import fmpq, fmpq_mat
+    d = len(U)
+
+    def mat(rows):
+        return fmpq_mat(len(rows), len(rows[0]), [fmpq(Fraction(x).numerator, Fraction(x).denominator)
+                                                  for r in rows for x in r])
+    Um, Xt = mat(U), mat(X).transpose()
+    out = []
+    for W, _ in heads:
+        S = Um * mat(W) * Xt
+        out.append([[Fraction(int(S[i, j].p), int(S[i, j].q)) for j in range(d)]
+                    for i in range(d)])
+    return out
+
+
+def _family_scores(S, fam):
+    """[u ᵀW_h x for each head] for the family's u = Σ_{i ∈ u_key} u_i, x = Σ_{j ∈ x_key} x_j."""
+    return [sum((Sh[i][j] for i in fam.u_key for j in fam.x_key), Fraction(0)) for Sh in S]
 
 
 def _matches(fam, by_key):
@@ -47,6 +66,17 @@ def _matches(fam, by_key):
     if len(fam.x_key) == 2:
         return by_key[(fam.u_key, (fam.x_key[0],))], by_key[(fam.u_key, (fam.x_key[1],))]
     return None
+
+
+def _ambiguous(s1, s2):
+    """The (a, b, c) with (a, b) ≠ (c, c) and s1_a + s2_b = s1_c + s2_c: each head c's pole
+    in the matching family must be hit by its own pair only (docs/design.md §4.3)."""
+    H = len(s1)
+    pairs = {}
+    for a in range(H):
+        for b in range(H):
+            pairs.setdefault(s1[a] + s2[b], []).append((a, b))
+    return [(a, b, c) for c in range(H) for a, b in pairs[s1[c] + s2[c]] if (a, b) != (c, c)]
 
 
 def draw_violations(heads, schedule) -> list:
@@ -61,10 +91,11 @@ def draw_violations(heads, schedule) -> list:
             get_backend("exact").inv(M)
         except SingularSystem:
             out.append(f"det {name} = 0")
+    S = _score_matrices(heads, schedule.U, schedule.X)
     by_key = {(f.u_key, f.x_key): f for f in schedule.families}
     seen_u = set()
     for fam in schedule.families:
-        s = [_score(W, fam.u, fam.x) for W, _ in heads]
+        s = _family_scores(S, fam)
         for a, b in itertools.combinations(range(H), 2):
             if s[a] == s[b]:
                 out.append(f"poles of heads {a + 1}, {b + 1} collide in {_name(fam)}")
@@ -75,11 +106,9 @@ def draw_violations(heads, schedule) -> list:
                     out.append(f"head {a + 1} is invisible at {_combo('u', fam.u_key)}")
         pair = _matches(fam, by_key)
         if pair:
-            s1 = [_score(W, pair[0].u, pair[0].x) for W, _ in heads]
-            s2 = [_score(W, pair[1].u, pair[1].x) for W, _ in heads]
-            for a, b, c in itertools.product(range(H), repeat=3):
-                if (a, b) != (c, c) and s1[a] + s2[b] == s1[c] + s2[c]:
-                    out.append(f"matching in {_name(fam)} is not unique ({a + 1},{b + 1})~{c + 1}")
+            s1, s2 = _family_scores(S, pair[0]), _family_scores(S, pair[1])
+            for a, b, c in _ambiguous(s1, s2):
+                out.append(f"matching in {_name(fam)} is not unique ({a + 1},{b + 1})~{c + 1}")
     return out
 
 

@@ -27,19 +27,9 @@ from fractions import Fraction
 
 import sympy
 
-from .genericity import BadPolynomial, basis_variables
+from .genericity import BadPolynomial, _rat, _score, basis_variables
 
 __all__ = ["economy_variables", "economy_bad_set_polynomials", "economy_point"]
-
-
-def _rat(q):
-    q = Fraction(q)
-    return sympy.Rational(q.numerator, q.denominator)
-
-
-def _score(W, u, x):
-    return sum((u[i] * _rat(W[i][j]) * x[j] for i in range(len(u)) for j in range(len(x))),
-               sympy.Integer(0))
 
 
 def _dot(v, u):

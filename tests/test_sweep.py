@@ -130,7 +130,8 @@ def test_single_head_and_low_rank_trials():
 
 
 def test_validation_queries_are_counted_apart_from_the_published_count():
-    """P1 on float asks one held-out query beyond d² + d (docs/design.md §8)."""
+    """P1 on float: d² + d schedule queries, and 2H₀ + 2 = 4 validation queries counted apart
+    (docs/design.md §8)."""
     spec = SweepSpec.from_dict({"run": [{"learner": "single-head", "d": 2, "backend": "float",
                                          "trials": 2}]})
     with Store(":memory:") as db:
@@ -138,7 +139,7 @@ def test_validation_queries_are_counted_apart_from_the_published_count():
         rows = db.rows()
         s = summarize(rows)
     assert [r["record"]["queries"] for r in rows] == [6, 6]
-    assert [r["record"]["validation_queries"] for r in rows] == [1, 1]
+    assert [r["record"]["validation_queries"] for r in rows] == [4, 4]
     assert s.configs[0].counts_match is True and s.ok
 
 

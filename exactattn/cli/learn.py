@@ -42,8 +42,8 @@ def register(sub):
     p.add_argument("--reveal-rank", action="store_true",
                    help="low-rank: tell the learner nothing about the rank (it is revealed)")
     p.add_argument("--holdout", type=nonnegative_int, default=None,
-                   help="single-head: extra random length-2 queries the result must answer "
-                        "(default 0 on exact, 1 on mp/float)")
+                   help="single-head: extra random length-2 validation queries the result must "
+                        "answer, counted apart from the schedule (default 0)")
     p.add_argument("--hidden", type=positive_int, default=None,
                    help="transformer: hidden width K of the random FFN (default 2), told to "
                         "the learner as a bound")

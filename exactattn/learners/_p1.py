@@ -207,23 +207,30 @@ def certify(s: Session, heads, tol=None) -> int:
     return total
 
 
-def holdout_check(s: Session, heads, count: int, rng: random.Random, tol=None) -> int:
-    """`count` extra random length-2 queries (integer entries in −2..2) that the recovered
-    heads must answer as the oracle does; raises NotAttention otherwise.  They catch oracles
-    that agree with a single head on the learner's schedule but not elsewhere (for a
-    multi-head oracle the disagreement is a nonzero function of the random tokens, so a random
-    query sees it with high probability)."""
-    if count < 0:
-        raise ValueError(f"holdout must be ≥ 0, got {count}")
-    model = MultiHeadAttention([AttentionHead(W, v) for W, v in heads])
+def holdout_check(s: Session, result, count: int, rng: random.Random, tol=None) -> int:
+    """`count` random length-2 validation queries (integer entries in −2..2, the schedule's own
+    shape) that the recovered heads must answer as the oracle does, asked after the run and
+    counted apart from the schedule (:meth:`~exactattn.Oracle.validating`; added to
+    ``result.validation_queries``); raises OutOfClass otherwise.  For a multi-head oracle the
+    disagreement is a nonzero function of the random tokens, so a random query sees it with
+    high probability."""
+    from ..errors import OutOfClass
+    model = result.model
     tol = s.tolerance if tol is None and not s.exact else tol
     for n in range(count):
         tokens = [[rng.randint(-2, 2) for _ in range(s.dim)] for _ in range(2)]
-        y = s.ask(tokens)
+        with s.oracle.validating():
+            y = s.oracle(tokens)
+        if not s.exact:
+            y = s.be.scalar(y, "oracle answer")
+        result.validation.append((tuple(tuple(t) for t in tokens), y))
+        result.validation_queries += 1
         if not _agrees(s, model, tokens, y, tol):
-            raise NotAttention(f"held-out query {n} disagrees with the recovered head: the "
-                               f"oracle is not a single attention head", tokens=tokens,
-                               answer=str(y))
+            raise OutOfClass(f"held-out length-2 query {n} disagrees with the recovered head: "
+                             f"the oracle is not a single attention head", index=n,
+                             query=[[str(x) for x in t] for t in tokens], answer=str(y),
+                             schedule_queries=result.queries,
+                             validation_queries=result.validation_queries)
     return count
 
 

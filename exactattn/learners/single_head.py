@@ -23,10 +23,10 @@ schedule itself, found here: (a) on mp/float any answers with 0 < σ < 1 are fit
 one head (d² + d equations, d² + d unknowns), so the schedule cannot reject a multi-head
 oracle there; (b) a multi-head oracle built to agree with a single head on every query of the
 schedule (e.g. a second head that only the probe e_k sees, with the same row k of W) passes
-on every backend.  ``holdout=k`` adds k random length-2 queries that the recovered head must
-also answer, which catches both.  Default: 0 on exact (d² + d queries, as in P1), 1 on
-noiseless mp/float oracles (d² + d + 1), 0 on an Oracle that declares noise (noise cannot be
-told from a model mismatch by a tolerance test).
+on every backend.  The validation queries asked after every run (:mod:`.validation`: three
+distinct tokens, longer than the schedule's, counted apart from its d² + d) catch both;
+``holdout=k`` adds k random length-2 validation queries (the schedule's own shape), also
+counted apart.
 """
 
 from __future__ import annotations
@@ -88,32 +88,27 @@ def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=No
     n_valid = validation_count(validate, 1)
     s = Session(oracle, d, backend, dps, progress, expected=d * d + d)
     s.stated_precision = oracle_precision
-    planned = _default_holdout(s) if holdout is None else holdout
-    s.oracle.reserve(d * d + d + max(0, planned) + n_valid,
-                     f"P1 Thm 4.1's schedule ({d * d + d} queries), {planned} held-out and "
+    holdout = 0 if holdout is None else holdout
+    if isinstance(holdout, bool) or not isinstance(holdout, int) or holdout < 0:
+        raise ValueError(f"holdout must be a non-negative integer, got {holdout!r}")
+    s.oracle.reserve(d * d + d + holdout + n_valid,
+                     f"P1 Thm 4.1's schedule ({d * d + d} queries), {holdout} held-out and "
                      f"{n_valid} validation queries")
     W, v, U, L = _recover(s)
     heads = [(W, v)]
     checked = certify(s, heads)
-    schedule_queries = s.queries
-    holdout = _default_holdout(s) if holdout is None else holdout
-    s.expected = schedule_queries + holdout
-    if holdout:
-        holdout_check(s, heads, holdout, random.Random(seed))
     result = LearnResult(
         algorithm="single-head", dim=d, backend=s.be.name, heads=heads, queries=s.queries,
-        max_length=s.max_length, expected_queries=d * d + d + holdout,
+        max_length=s.max_length, expected_queries=d * d + d,
         expected_max_length=2, transcript=list(s.transcript),
-        extra={"probes": U, "scores": L, "schedule_queries": schedule_queries,
-               "holdout": holdout})
-    if holdout:
-        result.notes.append(f"{holdout} held-out length-2 quer{'y' if holdout == 1 else 'ies'} "
-                            f"beyond P1's d²+d (they reject oracles that are not one head)")
+        extra={"probes": U, "scores": L, "schedule_queries": s.queries, "holdout": holdout})
     if s.exact:
-        result.certificate = _certificate(d, U, L, W, v, checked, holdout)
+        result.certificate = _certificate(d, U, L, W, v, checked)
     else:
         attach_error_bar(s, result, lambda r: _recover(r, U)[:2], oracle_precision, accuracy)
     validate_p1(s, result, n_valid, seed, "single-head")
+    if holdout:
+        holdout_check(s, result, holdout, random.Random(seed))
     result.seconds = time.perf_counter() - start
     return result
 
@@ -129,18 +124,12 @@ def _recover(s, U=None):
     return s.be.solve(U, L), v, U, L
 
 
-def _default_holdout(s) -> int:
-    if s.exact or getattr(s.oracle, "noise", None) is not None:
-        return 0
-    return 1
-
-
-def _certificate(d, U, L, W, v, checked, holdout):
+def _certificate(d, U, L, W, v, checked):
     """The exact record (rationals as strings): the probes, the exact scores u_kᵀWe_j read
     off as logs, the recovered head, and how many transcript answers it reproduces."""
     return {
         "claim": "P1 Thm 4.1", "algorithm": "single-head", "dim": d,
-        "queries": d * d + d + holdout, "max_length": 2, "holdout": holdout,
+        "queries": d * d + d, "max_length": 2,
         "probes": U, "scores": [[fmt(x) for x in row] for row in L],
         "W": [[fmt(x) for x in row] for row in W], "v": [fmt(x) for x in v],
         "transcript_reproduced_exactly": checked,

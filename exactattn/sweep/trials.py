@@ -192,13 +192,10 @@ def learner_trial(params: dict, seed: int) -> dict:
         rec.update(outcome=ERROR, message=f"{type(e).__name__}: {e}"[:_MESSAGE],
                    queries=oracle.queries, max_length=oracle.max_length)
     else:
-        # validation queries (P1's held-out queries on mp/float) are counted apart from the
-        # published count (docs/design.md §8)
-        scheduled = res.extra.get("schedule_queries", res.queries)
-        rec.update(queries=scheduled, max_length=res.max_length,
+        # validation queries are counted apart from the published count (docs/design.md §8)
+        rec.update(queries=res.queries, max_length=res.max_length,
+                   validation_queries=getattr(res, "validation_queries", 0),
                    model_sha256=_digest(res.model), **_bases(res.extra))
-        if res.queries != scheduled:
-            rec["validation_queries"] = res.queries - scheduled
         rec["outcome"] = _judge(params, model, res, rec)
         if rec["outcome"] == WRONG:
             rec["recovered"] = res.model.canonical().to_dict()

@@ -89,7 +89,7 @@ def main():
     p = parser(__doc__)
     p.add_argument("--dim", type=int, default=4, help="token dimension d (default 4)")
     p.add_argument("--max-heads", type=int, default=10,
-                   help="largest H (default 10: mp(60) fails from H = 9 at d = 4)")
+                   help="largest H (default 10: mp(60) is ill-conditioned from H = 7 at d = 4)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     plt = pyplot()

@@ -299,7 +299,7 @@ def test_low_rank_heads_from_the_skeleton(d, H, r):
         assert res.certificate["certified"] is True
         assert res.extra["ranks"] == [r] * H
         assert oracle.queries == res.expected_queries == \
-            multi_low_rank.low_rank_count(d, H, r, given is None)
+            multi_low_rank.low_rank_count(d, H, r, told is None)
         assert oracle.queries < economy_count(d, H) or r >= d - 1
 
 

@@ -544,8 +544,7 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
         extra={"U": U, "X": X, "H0": H0, "H_star": H_star, "v": one["v"], "path": path,
                "matching": methods, "blocks": blocks, "certification": cert,
                "variant": variant, "directions": getattr(ask, "directions", None),
-               "head_order": [next(k for k, h in enumerate(model.heads) if h.W == W)
-                              for W in _internal_W(one, Y, X, be)] if H_star else []})
+               "head_order": head_order(one, Y, X, be, model)})
 
 
 def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label, p2):
@@ -569,6 +568,13 @@ def _same_count(sumfam, H, label):
     if len(sumfam) != H:
         raise CollidingPoles(f"the matching family {label} shows {len(sumfam)} poles, not "
                              f"{H}: two pole products collide", family=label, poles=len(sumfam))
+
+
+def head_order(one, Y, X, be, model):
+    """head_order[a] = the index in ``model.heads`` of internal head a (the order of
+    I(u1, x1)'s poles, in which the schedule asks its directions; run certificates record it)."""
+    return [next(k for k, h in enumerate(model.heads) if h.W == W)
+            for W in _internal_W(one, Y, X, be)] if one["H_star"] else []
 
 
 def _internal_W(one, Y, X, be):

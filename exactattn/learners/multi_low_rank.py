@@ -30,7 +30,7 @@ from flint import fmpq, fmpq_mat
 
 from ..errors import SingularBasis, SingularSystem
 from .economy import (_Asker, _residue_columns, ask_dual_column, assemble, certify_run,
-                      column_one, dual_directions, dual_rows, recover_dual_columns)
+                      column_one, dual_directions, dual_rows, head_order, recover_dual_columns)
 from .economy_structure import economy_count
 from .result import LearnResult
 
@@ -80,7 +80,9 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
     one = column_one(ask, U, X, H0, known, be, rng, p2)
     H, vs = one["H_star"], one["vs"]
     Y = [[one["y1"][a]] for a in range(H)]
-    dirs = dual_directions(vs, rng, box) if H else None
+    coefficients = {}
+    dirs = dual_directions(vs, rng, box, coefficients) if H else None
+    recorded = None
     ranks = [1] * H
     j = 1
     notes = []
@@ -95,6 +97,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         ranks = [len(_independent(Y[a])) for a in range(H)]
     elif H and d > 1:
         singles, pairs = dirs
+        recorded = {"singles": singles, "pairs": pairs, "coefficients": coefficients}
         rows = {a: dual_rows(singles, pairs, a) for a in range(H)}
 
         def full_column(j):
@@ -132,7 +135,8 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         transcript=transcript or [], certificate=cert,
         extra={"U": U, "X": X, "H0": H0, "H_star": H, "ranks": ranks, "rank_given": rank,
                "blocks": ask.per_block(), "matching": one["methods"],
-               "floor": low_rank_floor(d, H, r)}, notes=notes)
+               "floor": low_rank_floor(d, H, r), "directions": recorded,
+               "head_order": head_order(one, Y, X, be, model)}, notes=notes)
     return result
 
 

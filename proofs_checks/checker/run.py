@@ -24,7 +24,7 @@ learner adds one module and one line here.
 
 from __future__ import annotations
 
-from . import run_low_rank, run_multi_head, run_single_head
+from . import run_economy, run_low_rank, run_multi_head, run_multi_low_rank, run_single_head
 from .parse import field, heads, integer, listed, multiset, only, require, string
 from .qt import attention, canonical, element, same_element, tokens_of
 
@@ -33,6 +33,9 @@ LEARNERS = {
     run_multi_head.NAME: run_multi_head,
     run_single_head.NAME: run_single_head,
     run_low_rank.NAME: run_low_rank,
+    run_economy.ECONOMY.NAME: run_economy.ECONOMY,
+    run_economy.ADAPTIVE.NAME: run_economy.ADAPTIVE,
+    run_multi_low_rank.NAME: run_multi_low_rank,
 }
 
 MAX_DIM = 16
@@ -54,9 +57,9 @@ def read_transcript(tr, dim, expected, where):
     return out
 
 
-def check_run(c, checks=()):
-    """Identifiability certificate of one run: (a) transcript = rebuilt schedule, (b) every
-    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
+def rebuild(c):
+    """(learner module, parsed run, recovered heads, rebuilt schedule) of a run record: steps
+    that need no answer (the ``economy-count`` check reads the rebuilt blocks from here)."""
     only(c, ("kind", "learner", "dim", "params", "vectors", "transcript", "recovered"), "run",
          optional=("model",))
     name = string(c["learner"], "run.learner")
@@ -69,7 +72,14 @@ def check_run(c, checks=()):
     rec = heads(c["recovered"], dim, "run.recovered", max_heads=run["max_heads"])
     require(len({W for W, _ in rec}) == len(rec) and all(any(v) for _, v in rec),
             "run: the recovered heads are not canonical (repeated W or a zero v)")
-    expected = mod.schedule(run, rec)
+    return mod, run, rec, mod.schedule(run, rec)
+
+
+def check_run(c, checks=()):
+    """Identifiability certificate of one run: (a) transcript = rebuilt schedule, (b) every
+    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
+    mod, run, rec, expected = rebuild(c)
+    name, dim = c["learner"], c["dim"]
     transcript = read_transcript(c["transcript"], dim, expected, "run.transcript")
     models = [("recovered model", rec)]
     if "model" in c:

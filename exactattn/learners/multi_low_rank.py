@@ -85,6 +85,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
     recorded = None
     ranks = [1] * H
     j = 1
+    take = None
     notes = []
     if H and d > 1 and dirs is None:
         # no single-head-visible probes (H > d or dependent v_h): the economy's residue path
@@ -121,7 +122,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
                 j += 1
             ranks = [len(_independent(Y[a])) for a in range(H)]
         if j < d:
-            _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, j, rng)
+            take = _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, j, rng)
     model = assemble(be, X, Y, vs)
     transcript, cert = certify_run(orc, first, model, be, progress, p2, certify)
     r = max(ranks, default=0)
@@ -136,7 +137,8 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         extra={"U": U, "X": X, "H0": H0, "H_star": H, "ranks": ranks, "rank_given": rank,
                "blocks": ask.per_block(), "matching": one["methods"],
                "floor": low_rank_floor(d, H, r), "directions": recorded,
-               "head_order": head_order(one, Y, X, be, model)}, notes=notes)
+               "head_order": head_order(one, Y, X, be, model), "full_columns": j,
+               "skeleton_take": take}, notes=notes)
     return result
 
 
@@ -145,7 +147,8 @@ def _fallbacks(ask):
 
 
 def _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, start, rng):
-    """Columns start … d−1 through r_h single-visible functionals per head (step 3)."""
+    """Columns start … d−1 through r_h single-visible functionals per head (step 3); returns
+    the number of functionals taken per head (None: every column measured in full)."""
     d, H = len(X), len(vs)
     if any(ranks[a] > len(singles[a]) for a in range(H)):
         take = None   # more functionals than single-visible directions: full columns
@@ -176,3 +179,4 @@ def _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, start, rng):
             g = [r[0] for r in FCinv_s[j]]
             Y[a].append([sum((C[k][i] * g[k] for k in range(len(C))), Fraction(0))
                          for i in range(d)])
+    return take

@@ -137,6 +137,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         extra={"U": U, "X": X, "H0": H0, "H_star": H, "ranks": ranks, "rank_given": rank,
                "blocks": ask.per_block(), "matching": one["methods"],
                "floor": low_rank_floor(d, H, r), "directions": recorded,
+               "path": "residue" if notes else "dual",
                "head_order": head_order(one, Y, X, be, model), "full_columns": j,
                "skeleton_take": take}, notes=notes)
     return result

@@ -70,14 +70,14 @@ def _independent(cols):
     return out
 
 
-def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2, rank=None):
+def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, rank=None):
     """One run of the multi-head skeleton schedule (module docstring); ``rank`` None reveals it."""
     if be.name != "exact":
         raise ValueError("the multi-head low-rank schedule runs on the exact backend")
     d = len(U)
     first = len(orc.transcript)
     ask = _Asker(orc, progress, economy_count(d, H0, H0))
-    one = column_one(ask, U, X, H0, known, be, rng, p2)
+    one = column_one(ask, U, X, H0, known, be, rng)
     H, vs = one["H_star"], one["vs"]
     Y = [[one["y1"][a]] for a in range(H)]
     coefficients = {}
@@ -91,7 +91,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         # no single-head-visible probes (H > d or dependent v_h): the economy's residue path
         notes.append("H > d or dependent v_h: no skeleton saving, every column measured on "
                      "the economy's residue path")
-        S = _residue_columns(ask, U, X, one["col"], vs, H, rng, p2)
+        S = _residue_columns(ask, U, X, one["col"], vs, H, rng)
         for a in range(H):
             for jj in range(1, d):
                 Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, jj)]] for i in range(d)])])
@@ -124,7 +124,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         if j < d:
             take = _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, j, rng)
     model = assemble(be, X, Y, vs)
-    transcript, cert = certify_run(orc, first, model, be, progress, p2, certify)
+    transcript, cert = certify_run(orc, first, model, be, progress, certify)
     r = max(ranks, default=0)
     result = LearnResult(
         algorithm="multi-head-low-rank", dim=d, backend=be.name,

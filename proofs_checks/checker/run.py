@@ -19,7 +19,10 @@ Dispatch: :data:`LEARNERS` maps the ``learner`` field to a module exposing ``NAM
 ``read(dim, params, vectors)`` → a parsed run description with an upper bound on the number
 of queries, ``schedule(run, recovered)`` → the list of queries, ``genericity(run, recovered)``
 → the list of conditions confirmed (raising Rejected if one fails), and ``PROVES``.  A new
-learner adds one module and one line here.
+learner adds one module and one line here (the economy and adaptive schedules share one module,
+:mod:`.run_economy`, through one object per variant; the multi-head low-rank schedule is
+:mod:`.run_multi_low_rank`).  :func:`rebuild` is the part that needs no answer: the
+``economy-count`` check recounts its blocks on the schedule rebuilt from its run.
 """
 
 from __future__ import annotations

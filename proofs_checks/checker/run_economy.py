@@ -31,7 +31,7 @@ from .linalg import det, rank
 from .parse import integer, listed, matrix, require, vector
 from .run_multi_head import dot, score
 
-MAX_H0 = 8
+MAX_H0 = 16   # the adaptive runs of economy-count go up to H0 = 2H = 10
 #: the learner tries the H! pairings of one-query matching up to this many heads
 MAX_ONE_QUERY_HEADS = 6
 

@@ -7,7 +7,10 @@ exactly 2(H0 − H) more (the first family's extra samples); docs/design.md §10
    ``schedule="economy"`` (H known) and ``schedule="adaptive"`` (H0 = 2H); every query is tagged
    with its block, the per-block counts must equal the block structure of
    :mod:`exactattn.learners.economy_structure` at (d, H, H0), the recovered heads must equal
-   the canonical form exactly, and the run is certified exactly in Q(t) by the learner.
+   the canonical form exactly, and the run is certified exactly in Q(t) by the learner; each
+   count record points at the run's identifiability certificate (a ``run`` record: the
+   checker rebuilds the schedule, re-checks every answer and the genericity conditions at the
+   recovered model, and recounts the blocks on the rebuilt schedule).
 2. Symbolic: Σ multiplicity × samples over the blocks is expanded (sympy) and must equal the
    closed form identically; the stdlib checker re-expands it from its own copy of the blocks.
 3. Targets (issue "beyond P2"): count/floor ≤ 1.7 at (4, 3), ≤ 1.85 at (8, 4), stretch ≤ 1.25
@@ -28,6 +31,7 @@ from exactattn.oracles.oracle import Oracle
 
 from .registry import Claim, Verdict, register
 from .certificates import new_certificate
+from .common import run_record
 
 __all__ = ["CLAIM", "closed_form", "structure_sum", "TARGETS"]
 
@@ -115,10 +119,12 @@ def run(params) -> Verdict:
                                f"(first family's extra samples); exactly {base} + {extra}"
                                if res.queries == base + extra else f"{tag}: within 10%",
                                f"{tag}: {res.queries} > 1.1 × {base} + {extra}")
+            cert["checks"].append(run_record(res, model))
             cert["checks"].append({
                 "kind": "economy-count", "variant": variant, "path": path,
                 "params": {"d": d, "H": H, "H0": H0}, "blocks": [b.to_json() for b in blocks],
-                "measured": measured, "queries": res.queries, "max_length": oracle.max_length})
+                "measured": measured, "queries": res.queries, "max_length": oracle.max_length,
+                "run": len(cert["checks"]) - 1})
     verdict.certificate = cert
     return verdict
 

@@ -30,7 +30,20 @@ def run_params(result) -> tuple:
     if result.algorithm == "low-rank":
         return ({"rank": int(ex["rank"]), "rank_given": bool(ex["rank_given"]),
                  "rank_bound": ex["rank_bound"]}, {"A": _rows(ex["A"]), "B": _rows(ex["B"])})
+    if result.algorithm in BEYOND:
+        params = {"H0": int(ex["H0"]), "head_order": [int(k) for k in ex["head_order"]]}
+        if result.algorithm == "multi-head-low-rank":
+            params["rank"] = ex["rank_given"]
+        dirs = ex.get("directions") or {"singles": [], "coefficients": {}}
+        pairs = sorted(dirs["coefficients"])           # a < g in the learner's order
+        return params, {"U": _rows(ex["U"]), "X": _rows(ex["X"]),
+                        "singles": [_rows(S) for S in dirs["singles"]],
+                        "coefficients": [vector_json(dirs["coefficients"][k]) for k in pairs]}
     raise ValueError(f"no run record for the {result.algorithm} learner")
+
+
+#: the beyond-P2 schedules with a run record (docs/design.md §10): economy, adaptive, low rank
+BEYOND = ("multi-head-economy", "multi-head-adaptive", "multi-head-low-rank")
 
 
 def _rows(M):

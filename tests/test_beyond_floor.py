@@ -159,9 +159,15 @@ def test_economy_count_certificate_verifies(count_cert):
     assert len(verify(count_cert)) == len(count_cert["checks"])
 
 
+def _counts(cert):
+    return [k for k, c in enumerate(cert["checks"]) if c["kind"] == "economy-count"]
+
+
 @pytest.mark.parametrize("tamper", ["measured", "samples", "total", "params"])
 def test_economy_count_checker_rejects_tampering(count_cert, tamper):
-    c = copy.deepcopy(count_cert["checks"][2])
+    checks = count_cert["checks"]
+    c = copy.deepcopy(checks[_counts(count_cert)[1]])
+    checker_count.check_economy_count(c, checks)            # untampered: accepted
     if tamper == "measured":
         c["measured"]["pair"] -= 1
     elif tamper == "samples":
@@ -172,7 +178,7 @@ def test_economy_count_checker_rejects_tampering(count_cert, tamper):
     elif tamper == "params":
         c["params"]["H"] += 1
     with pytest.raises(Rejected):
-        checker_count.check_economy_count(c)
+        checker_count.check_economy_count(c, checks)
 
 
 def test_economy_count_checker_catches_a_wrong_structure_copy(count_cert, monkeypatch):
@@ -186,9 +192,10 @@ def test_economy_count_checker_catches_a_wrong_structure_copy(count_cert, monkey
             m, _, length = out["pair"]
             out["pair"] = (m, checker_count._p((2, 0, 0, 0)), length)
         return out
+    checks = count_cert["checks"]
     monkeypatch.setattr(checker_count, "blocks", wrong)
     with pytest.raises(Rejected):
-        checker_count.check_economy_count(count_cert["checks"][0])
+        checker_count.check_economy_count(checks[_counts(count_cert)[0]], checks)
 
 
 def test_economy_prob1_quick_holds():

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
 TESTS = ["tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
-         "tests/test_low_rank.py", "tests/test_noise.py"]
+         "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -109,10 +109,10 @@ MUTANTS = [
      [(C + "run_multi_head.py", "            if s[a] == s[b]:", "            if False:")]),
     # --- the learners
     ("M25", "learner: several matching candidates not flagged",
-     [("exactattn/learners/multi_head.py", "(AmbiguousMatching, \"several heads\", lambda n: n > 1)",
+     [("exactattn/learners/matching.py", "(AmbiguousMatching, \"several heads\", lambda n: n > 1)",
        "(AmbiguousMatching, \"several heads\", lambda n: n > 2)")]),
     ("M26", "learner: colliding poles and invisible heads named the other way round",
-     [("exactattn/learners/multi_head.py", "        if len(counts) > 1:\n            raise CollidingPoles(",
+     [("exactattn/learners/matching.py", "        if len(counts) > 1:\n            raise CollidingPoles(",
        "        if len(counts) > 1:\n            raise InvisibleHead(")]),
     ("M27", "learner: one sample fewer per family",
      [("exactattn/learners/schedule.py", "            for m in range(1, 2 * self.H0 + 1):",
@@ -139,6 +139,24 @@ MUTANTS = [
     ("M35", "claim: P2-prob1 counts a wrong model as recovered",
      [("proofs_checks/p2_prob1.py", "rec = {\"seed\": seed, \"outcome\": \"recovered\" if same_canonical(model, res.heads)\n           else \"wrong-model\"}",
        "rec = {\"seed\": seed, \"outcome\": \"recovered\"}")]),
+    # --- the run checker of the schedules beyond P2 (economy, adaptive, multi-head low rank)
+    ("M36", "checker: a direction may be seen by another head",
+     [(C + "run_economy.py", "require(all(dot(vs[g], b) == 0 for g in range(H) if g != a),",
+       "require(True or all(dot(vs[g], b) == 0 for g in range(H) if g != a),")]),
+    ("M37", "checker: pair residues not required distinct and non-zero",
+     [(C + "run_economy.py", "require(ra != 0 and rg != 0 and ra != rg,",
+       "require(True or ra != 0 and rg != 0 and ra != rg,")]),
+    ("M38", "checker: skeleton block F_h C_h not required invertible",
+     [(C + "run_multi_low_rank.py", "require(det([[dot(f, c) for c in C] for f in F]) != 0,",
+       "require(True or det([[dot(f, c) for c in C] for f in F]) != 0,")]),
+    ("M39", "checker: column-1 heads not required visible (economy)",
+     [(C + "run_economy.py", "require(visible(heads, U[i]), f\"run: the draw is not generic",
+       "require(True or visible(heads, U[i]), f\"run: the draw is not generic")]),
+    ("M40", "checker: adaptive column-1 families rebuilt with 2H0 samples",
+     [(C + "run_economy.py", "n = 2 * H0 if (i == 0 or known) else 2 * H", "n = 2 * H0")]),
+    ("M41", "checker: economy-count blocks not recounted on the rebuilt schedule",
+     [(C + "economy_count.py", "require(rebuilt == {k: v for k, v in measured.items() if v},",
+       "require(True or rebuilt == {k: v for k, v in measured.items() if v},")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

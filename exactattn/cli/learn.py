@@ -1,5 +1,5 @@
 """`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
-[--heads-bound H0] [--rank R] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
+[--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
 [--model FILE] [--save FILE] [--json]` (docs/design.md §7).
 
 Draws a seeded random model (rational entries for exact, Gaussian for mp/float; for low-rank
@@ -19,6 +19,8 @@ import time
 from ._common import add_backend_args, dump, nonnegative_int, path_arg, positive_int
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
+#: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 
 
 def register(sub):
@@ -36,7 +38,13 @@ def register(sub):
     p.add_argument("--heads-bound", type=positive_int, default=None,
                    help="multi-head: tell the learner only H0 ≥ H")
     p.add_argument("--rank", type=nonnegative_int, default=None,
-                   help="low-rank: rank R of W = Q Kᵀ (required for low-rank)")
+                   help="low-rank: rank R of W = Q Kᵀ (required for low-rank); multi-head: "
+                        "every random head of rank R, learned by the low-rank schedule (told "
+                        "R unless --reveal-rank)")
+    p.add_argument("--schedule", choices=SCHEDULES, default=None,
+                   help="multi-head: p2 (the published schedule, default), economy (H known), "
+                        "adaptive (H* read under --heads-bound), low-rank (rank revealed "
+                        "unless --rank is told); beyond P2: docs/design.md §10")
     p.add_argument("--rank-bound", type=nonnegative_int, default=None,
                    help="low-rank: tell the learner only R0 ≥ R (the rank is revealed)")
     p.add_argument("--reveal-rank", action="store_true",
@@ -119,10 +127,25 @@ def _check_args(a):
     if a.heads_bound is not None and a.heads_bound < a.heads:
         raise ValueError(f"--heads-bound {a.heads_bound} is below --heads {a.heads}")
     low = a.variant == "low-rank"
+    multi = a.variant == "multi-head"
+    if a.schedule is not None and not multi:
+        raise ValueError("--schedule applies to multi-head only")
+    if multi and a.rank is not None:
+        if a.schedule not in (None, "low-rank"):
+            raise ValueError(f"--rank needs the low-rank schedule, not --schedule {a.schedule}")
+        a.schedule = "low-rank"
     for flag, given in (("--rank", a.rank is not None), ("--rank-bound", a.rank_bound is not None),
                         ("--reveal-rank", a.reveal_rank)):
-        if given and not low:
-            raise ValueError(f"{flag} applies to low-rank only")
+        if given and not (low or (multi and flag != "--rank-bound")):
+            raise ValueError(f"{flag} applies to low-rank only" if flag == "--rank-bound" else
+                             f"{flag} applies to low-rank and multi-head only")
+    if multi and a.reveal_rank and a.schedule != "low-rank":
+        raise ValueError("--reveal-rank applies to multi-head with the low-rank schedule")
+    if multi and a.rank is not None and a.rank > a.dim:
+        raise ValueError(f"--rank {a.rank} exceeds --dim {a.dim}")
+    if a.schedule in ("economy", "low-rank") and a.heads_bound is not None:
+        raise ValueError(f"--schedule {a.schedule} needs H known (--heads); with only "
+                         f"--heads-bound use --schedule adaptive")
     if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
         raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
                          "low-rank")
@@ -185,6 +208,9 @@ def _model(a):
         from ..learners.low_rank import random_low_rank_head
         from ..models.attention import MultiHeadAttention
         return MultiHeadAttention([random_low_rank_head(a.dim, a.rank, seed=a.seed, kind=kind)])
+    if a.rank is not None and a.backend == "exact":     # multi-head, low-rank schedule
+        from ..analysis.beyond import low_rank_model
+        return low_rank_model(a.dim, a.heads, a.rank, seed=a.seed)
     from ..models.attention import random_multi_head
     return random_multi_head(a.dim, a.heads, seed=a.seed, kind=kind)
 
@@ -213,6 +239,10 @@ def _learn(a, oracle, progress=None):
     except ImportError as e:
         raise _Unavailable(f"the multi-head learner is not available: {e}") from None
     be["force"] = a.force
+    if a.schedule is not None:
+        be["schedule"] = a.schedule
+        if a.schedule == "low-rank" and not a.reveal_rank:
+            be["rank"] = a.rank
     if a.heads_bound is not None:
         return learn_multi_head(oracle, a.dim, heads_bound=a.heads_bound, **be)
     return learn_multi_head(oracle, a.dim, heads=a.heads, **be)
@@ -276,6 +306,8 @@ def run(a):
                max_error=_number(err), max_error_text=_text(err), tolerance=_number(tol),
                certified=bool(result.certificate), notes=list(result.notes),
                seconds=round(seconds, 6))
+    if result.algorithm == "multi-head-low-rank":
+        out["ranks"] = result.extra.get("ranks")
     if result.algorithm == "low-rank":
         out["rank_revealed"] = result.extra.get("rank")
         out["rank_given"] = result.extra.get("rank_given")

@@ -55,6 +55,8 @@ from .economy_structure import economy_count, economy_max_length
 from .engines import PRIME_BITS, ModularEngine
 from .interpolation import solve_family
 from .limit_interpolation import solve_family_with_limit
+from .matching import Close, match
+from .matching import certify as certify_exactly
 from .result import LearnResult
 
 __all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_directions",
@@ -238,8 +240,8 @@ def dual_directions(vs, rng, box, coefficients=None):
     """(singles, pairs): for each head a, d−H+1 vectors spanning {b : v_g·b = 0, g ≠ a}, each
     with v_a·b ≠ 0 (head a alone visible) — a random basis of that space (random integer
     combinations with entries in −MIX…MIX of an integer kernel basis, so that the first r of
-    them are generic for the skeleton of a rank-r head); and for each pair a < g the vector α b_a + β b_g (α, β random
-    in 1…box, residues α v_a·b_a ≠ β v_g·b_g) on which heads a and g alone are visible
+    them are generic for the skeleton of a rank-r head); and for each pair a < g the vector
+    α b_a + β b_g (α, β random in 1…box, residues α v_a·b_a ≠ β v_g·b_g) on which heads a and g alone are visible
     (docs/design.md §10).  Returns None when the v_h are dependent (H > d included)."""
     H, d = len(vs), len(vs[0])
     V = fmpz_mat(H, d, [x for r in vs for x in _primitive(r)]) if H else None
@@ -349,7 +351,7 @@ def _dual_columns(ask, X, vs, rng, box):
     return {a: dual_rows(singles, pairs, a) for a in range(len(vs))}, scores
 
 
-def _residue_columns(ask, U, X, col, vs, H, rng, p2):
+def _residue_columns(ask, U, X, col, vs, H, rng):
     """Scores s_a(u_i, x_j) for j ≥ 2 on the residue path (module docstring, step 3)."""
     d = len(U)
     v = [sum(c) for c in zip(*vs)] if vs else [Fraction(0)] * d
@@ -371,7 +373,7 @@ def _residue_columns(ask, U, X, col, vs, H, rng, p2):
         return [(eng.score(z), eng.scalar(c)) for z, c in heads]
 
     def recover(bits):
-        close = p2._Close(_ExactBE)
+        close = Close(_ExactBE)
         out = {}
         for (i, j), ys in fams.items():
             got = solve(U[i], X[j], ys, bits)
@@ -382,7 +384,7 @@ def _residue_columns(ask, U, X, col, vs, H, rng, p2):
             if (i, j) in extra:
                 sumfam = solve(U[i], _add(X[0], X[j]), extra[(i, j)], bits)
                 _same_count(sumfam, H, f"I(u{i + 1}, x1+x{j + 1})")
-                matched = p2._match(col[i], got, sumfam, close, True,
+                matched = match(col[i], got, sumfam, close, True,
                                      f"I(u{i + 1}, x{j + 1})")
             else:
                 by_c = {c: s for s, c in got}
@@ -402,7 +404,7 @@ class _ExactBE:
 
 
 # ---------------------------------------------------------------------- the run
-def column_one(ask, U, X, H0, known, be, rng, p2):
+def column_one(ask, U, X, H0, known, be, rng):
     """Steps 1–2 (module docstring): q0, the column-1 families, v, the matching across u.
     Returns a dict with q0, col (per u_i the heads [(score, residue)] in the order of
     I(u1, x1)), v, vs (the v_h), y1 (W_h x1), H_star and the matching methods per row."""
@@ -455,7 +457,7 @@ def column_one(ask, U, X, H0, known, be, rng, p2):
                 _one_query_match(r, f, K, y, bits, rng, lb))
             methods.append("one-query")
         else:
-            col[i] = _family_match(ask, U, x1, v, q0, ref, fam, i, H_star, rng, label, p2)
+            col[i] = _family_match(ask, U, x1, v, q0, ref, fam, i, H_star, rng, label)
             methods.append("matching-family")
     C = [[col[i][a][1] for i in range(d)] for a in range(H_star)]
     vs = [[-r[0] for r in be.solve(U, [[c] for c in C[a]])] for a in range(H_star)]
@@ -479,7 +481,7 @@ def assemble(be, X, Y, vs):
     return MultiHeadAttention(heads, dim=d).canonical()
 
 
-def certify_run(orc, first, model, be, progress, p2, certify, zero_first_family=False):
+def certify_run(orc, first, model, be, progress, certify, zero_first_family=False):
     """Exact certification (every transcript answer reproduced in Q(t)); returns
     (transcript, certificate)."""
     transcript = orc.transcript[first:] if orc.record else None
@@ -487,7 +489,7 @@ def certify_run(orc, first, model, be, progress, p2, certify, zero_first_family=
         return transcript, None
     if transcript is None:
         raise ValueError("certification needs the oracle's transcript (record=True)")
-    cert = p2._certify(model, transcript, be, progress)
+    cert = certify_exactly(model, transcript, be, progress)
     if not cert["certified"] and zero_first_family:
         raise InvisibleHead("I(u1, x1) shows no pole but the oracle is not the zero "
                             "function: every head is invisible at u1 (v_h·u1 = 0)",
@@ -499,19 +501,18 @@ def certify_run(orc, first, model, be, progress, p2, certify, zero_first_family=
     return transcript, cert
 
 
-def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2):
+def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
     """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws
     and checks the bases and handles resampling.  ``known``: H0 is the number of heads
-    (economy); otherwise a bound (adaptive).  ``p2`` is the P2 learner's module
-    (:mod:`.multi_head`, which calls this): its matching rule and exact certification are
-    reused, passed in so that the two modules do not import each other."""
+    (economy); otherwise a bound (adaptive).  P2's matching rule and exact certification
+    come from :mod:`.matching`, shared with the P2 learner."""
     if be.name != "exact":
         raise ValueError("the economy and adaptive schedules run on the exact backend")
     d = len(U)
     first = len(orc.transcript)
     variant = "economy" if known else "adaptive"
     ask = _Asker(orc, progress, economy_count(d, H0, H0, variant))
-    one = column_one(ask, U, X, H0, known, be, rng, p2)
+    one = column_one(ask, U, X, H0, known, be, rng)
     H_star, vs, col, methods = one["H_star"], one["vs"], one["col"], one["methods"]
     path = "dual"
     Y = [[one["y1"][a]] for a in range(H_star)]       # Y[a][j] = W_a x_j
@@ -524,12 +525,12 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
                     Y[a].append([r[0] for r in be.solve(rows[a], [[s] for s in scores[(a, j)]])])
         else:
             path = "residue"
-            S = _residue_columns(ask, U, X, col, vs, H_star, rng, p2)
+            S = _residue_columns(ask, U, X, col, vs, H_star, rng)
             for a in range(H_star):
                 for j in range(1, d):
                     Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, j)]] for i in range(d)])])
     model = assemble(be, X, Y, vs)
-    transcript, cert = certify_run(orc, first, model, be, progress, p2, certify,
+    transcript, cert = certify_run(orc, first, model, be, progress, certify,
                                    zero_first_family=H_star == 0 and not known)
     blocks = ask.per_block()
     expected = economy_count(d, H_star, H0, variant, path) + _fallback_extra(methods, blocks,
@@ -544,11 +545,10 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, p2)
         extra={"U": U, "X": X, "H0": H0, "H_star": H_star, "v": one["v"], "path": path,
                "matching": methods, "blocks": blocks, "certification": cert,
                "variant": variant, "directions": getattr(ask, "directions", None),
-               "head_order": [next(k for k, h in enumerate(model.heads) if h.W == W)
-                              for W in _internal_W(one, Y, X, be)] if H_star else []})
+               "head_order": head_order(one, Y, X, be, model)})
 
 
-def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label, p2):
+def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label):
     """P2's matching family I(u1+u_i, x1) with the limit known: 2H−1 samples."""
     u = _add(U[0], U[i])
     ys = ask.family(u, x1, range(1, 2 * H), "matching-family")
@@ -560,7 +560,7 @@ def _family_match(ask, U, x1, v, q0, ref, fam, i, H, rng, label, p2):
                                       [eng.constant(q0)] + [eng.sample(y) for y in ys], H)
         sumfam = [(eng.score(z), eng.scalar(c)) for z, c in got]
         _same_count(sumfam, H, label)
-        return p2._match(ref, fam, sumfam, p2._Close(_ExactBE), False, label)
+        return match(ref, fam, sumfam, Close(_ExactBE), False, label)
 
     return _with_prime_sizes(step)
 
@@ -569,6 +569,13 @@ def _same_count(sumfam, H, label):
     if len(sumfam) != H:
         raise CollidingPoles(f"the matching family {label} shows {len(sumfam)} poles, not "
                              f"{H}: two pole products collide", family=label, poles=len(sumfam))
+
+
+def head_order(one, Y, X, be, model):
+    """head_order[a] = the index in ``model.heads`` of internal head a (the order of
+    I(u1, x1)'s poles, in which the schedule asks its directions; run certificates record it)."""
+    return [next(k for k, h in enumerate(model.heads) if h.W == W)
+            for W in _internal_W(one, Y, X, be)] if one["H_star"] else []
 
 
 def _internal_W(one, Y, X, be):

@@ -22,22 +22,21 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 from __future__ import annotations
 
 import random
-import sys
 import time
 from dataclasses import replace
 
 from ..arith.modular import BadReduction
-from ..errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
-                      InvisibleHead, LearningFailure, NotAttention, OracleTimeout, OutOfClass,
-                      SingularBasis, SingularSystem)
+from ..errors import (BudgetExceeded, CertificationFailed, LearningFailure, NotAttention,
+                      OracleTimeout, OutOfClass, SingularBasis, SingularSystem)
 from .interpolation import solve_family
+from .matching import Close, match, pole_counts, silent as _silent
+from .matching import certify as _certify   # a module name benchmarks/bench_core.py times
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
 from .cost import check_budget, estimate_multi_head
 from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
                       prime_sizes)
 from .inexact import run_inexact
-from .precision import approximate_tolerances, backend_precision
 from .proves import state
 from .result import LearnResult
 from .schedule import Schedule, published_count, published_max_length
@@ -96,84 +95,6 @@ def _check_bases(be, U, X):
                                 rows=[[str(a) for a in r] for r in M]) from None
 
 
-# ---------------------------------------------------------------------- matching
-class _Close:
-    """Scalar equality: exact on the exact backend, a relative tolerance on mp / float (the
-    matching rule of :func:`~exactattn.learners.precision.approximate_tolerances`, from the
-    precision ``precision`` or else the backend's own)."""
-
-    def __init__(self, be, precision=None):
-        self.exact = be.name == "exact"
-        if not self.exact:
-            prec = precision or backend_precision(be)
-            self.tol = be.scalar(approximate_tolerances(prec)["matching"])
-
-    def __call__(self, a, b) -> bool:
-        if self.exact:
-            return a == b
-        return abs(a - b) <= self.tol * (1 + abs(a) + abs(b))
-
-
-def _match(ref, fam, sumfam, close, shared_u: bool, label):
-    """For each reference head a = (s_a, c_a) the unique head b of ``fam`` such that the
-    matching family ``sumfam`` has a head c with s_c = s_a + s_b and
-    c_c = c_a + c_b (column 1, sum of u's) or c_c = c_b = c_a (shared u) (docs/design.md §4.3).
-
-    The failure named does not depend on the order of the heads: a reference head with no
-    candidate → NotAttention; otherwise one with several candidates, or two reference heads
-    with the same candidate → AmbiguousMatching."""
-    cands_of = []
-    for s_a, c_a in ref:
-        cands = []
-        for b, (s_b, c_b) in enumerate(fam):
-            if shared_u and not close(c_b, c_a):
-                continue
-            want_c = c_a if shared_u else c_a + c_b
-            if any(close(s_c, s_a + s_b) and close(c_c, want_c) for s_c, c_c in sumfam):
-                cands.append(b)
-        cands_of.append(cands)
-    for cls, what, bad in ((NotAttention, "no head", lambda n: n == 0),
-                           (AmbiguousMatching, "several heads", lambda n: n > 1)):
-        for (s_a, c_a), cands in zip(ref, cands_of):
-            if bad(len(cands)):
-                raise cls(f"matching {label}: {what} of the family fit a reference head "
-                          f"(score {s_a}, residue {c_a})", family=label, candidates=len(cands))
-    chosen = [cands[0] for cands in cands_of]
-    if len(set(chosen)) != len(chosen):
-        raise AmbiguousMatching(f"matching {label}: two reference heads matched the same head",
-                                family=label)
-    return [fam[b] for b in chosen]
-
-
-def _pole_counts(families, solved, ref_key):
-    """Every family must show as many poles as the reference I(u_1, x_1); otherwise name the
-    failure: fewer poles at one x for a shared u = colliding poles; a different count
-    for another u = a head invisible there (v_h·u = 0) or colliding at x_1."""
-    H_star = len(solved[ref_key][1])
-    by_u = {}
-    for fam in families:
-        n = len(solved[(fam.u_key, fam.x_key)][1])
-        by_u.setdefault(fam.u_key, []).append((fam.x_key, n))
-    for u_key, rows in by_u.items():
-        counts = {n for _, n in rows}
-        if len(counts) > 1:
-            raise CollidingPoles(
-                f"families sharing u{_k(u_key)} show different pole counts "
-                f"{sorted(counts)}: two heads' poles collide at some x", u=_k(u_key),
-                counts={_k(x): n for x, n in rows})
-        n = counts.pop()
-        if n != H_star:
-            raise InvisibleHead(
-                f"families with u{_k(u_key)} show {n} poles but I(u1, x1) shows {H_star}: "
-                f"a head is invisible (v_h·u = 0) or two poles collide at x1", u=_k(u_key),
-                poles=n, reference=H_star)
-    return H_star
-
-
-def _k(key) -> str:
-    return str(key[0] + 1) if len(key) == 1 else f"1+{key[1] + 1}"
-
-
 # ---------------------------------------------------------------------- recovery
 def _recover(schedule, answers, engine, be, H0, close, heads=None):
     """Steps 3–5 of the module docstring; returns the canonical heads as (W, v) lists.
@@ -208,10 +129,10 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
             solve(idx, fam, sum((a * b for a, b in zip(v, fam.x)), be.scalar(0)))
 
     ref_key = ((0,), (0,))
-    H_star = _pole_counts(fams, solved, ref_key)
+    H_star = pole_counts(fams, solved, ref_key)
     ref = solved[ref_key][1]
     # column 1: rows i via I(u_1 + u_i, x_1)
-    col = [ref] + [_match(ref, solved[((i,), (0,))][1], solved[((0, i), (0,))][1], close,
+    col = [ref] + [match(ref, solved[((i,), (0,))][1], solved[((0, i), (0,))][1], close,
                           False, f"I(u{i + 1}, x1)") for i in range(1, d)]
     S = [[[None] * d for _ in range(d)] for _ in range(H_star)]
     C = [[None] * d for _ in range(H_star)]
@@ -220,7 +141,7 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
             S[a][i][0], C[a][i] = s, c
     for j in range(1, d):
         for i in range(d):
-            got = _match(col[i], solved[((i,), (j,))][1], solved[((i,), (0, j))][1], close,
+            got = match(col[i], solved[((i,), (j,))][1], solved[((i,), (0, j))][1], close,
                          True, f"I(u{i + 1}, x{j + 1})")
             for a, (s, _) in enumerate(got):
                 S[a][i][j] = s
@@ -236,27 +157,6 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
                            "constants: not attention with these heads",
                            v=[str(x) for x in v], sum_v=[str(x) for x in total])
     return heads, v
-
-
-# ---------------------------------------------------------------------- certification
-def _silent(stage, done, total):
-    pass
-
-
-def _certify(model, transcript, be, progress=_silent):
-    """Exact: the recovered model reproduces every transcript answer in Q(t)."""
-    if be.name == "exact":
-        for n, (tokens, answer) in enumerate(transcript):
-            if model(tokens, be) != answer:
-                return {"certified": False, "first_mismatch": n}
-            progress("certification", n + 1, len(transcript))
-        return {"certified": True, "method": "exact evaluation in Q(t) of every transcript query",
-                "answers_checked": len(transcript)}
-    worst = 0
-    for tokens, answer in transcript:
-        r = abs(model(tokens, be) - answer) / (1 + abs(answer))
-        worst = max(worst, r)
-    return {"certified": None, "max_relative_residual": worst}
 
 
 # ---------------------------------------------------------------------- public API
@@ -396,11 +296,11 @@ def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule
         if schedule == "low-rank":
             from .multi_low_rank import run_multi_low_rank
             return run_multi_low_rank(orc, U, X, H0, True, be, rng, certify, progress, box,
-                                      sys.modules[__name__], rank)
+                                      rank)
         if schedule != "p2":
             from .economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
-                               progress, box, sys.modules[__name__])
+                               progress, box)
         return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force)
     except LearningFailure as e:
         e.details.setdefault("U", U)
@@ -422,7 +322,7 @@ def _run(orc, schedule, be, rng, certify, progress, inexact=None, force=False):
             _check_observed(answers[1], d, H0, force)
     transcript = orc.transcript[first:] if orc.record else None
     if inexact is not None:
-        return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=_Close,
+        return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=Close,
                            result=lambda **kw: LearnResult(
                                algorithm="multi-head", dim=d, backend=be.name,
                                max_length=longest, queries=0,
@@ -431,7 +331,7 @@ def _run(orc, schedule, be, rng, certify, progress, inexact=None, force=False):
                                transcript=transcript or [], **kw), **inexact)
     if certify and transcript is None:
         raise ValueError("certification needs the oracle's transcript (record=True)")
-    close = _Close(be)
+    close = Close(be)
     engine_rng = random.Random(rng.getrandbits(64))
     model, v, engine, cert = _modular(schedule, answers, be, engine_rng, close, certify,
                                       transcript, progress)

@@ -30,7 +30,7 @@ from flint import fmpq, fmpq_mat
 
 from ..errors import SingularBasis, SingularSystem
 from .economy import (_Asker, _residue_columns, ask_dual_column, assemble, certify_run,
-                      column_one, dual_directions, dual_rows, recover_dual_columns)
+                      column_one, dual_directions, dual_rows, head_order, recover_dual_columns)
 from .economy_structure import economy_count
 from .result import LearnResult
 
@@ -70,31 +70,35 @@ def _independent(cols):
     return out
 
 
-def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2, rank=None):
+def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, rank=None):
     """One run of the multi-head skeleton schedule (module docstring); ``rank`` None reveals it."""
     if be.name != "exact":
         raise ValueError("the multi-head low-rank schedule runs on the exact backend")
     d = len(U)
     first = len(orc.transcript)
     ask = _Asker(orc, progress, economy_count(d, H0, H0))
-    one = column_one(ask, U, X, H0, known, be, rng, p2)
+    one = column_one(ask, U, X, H0, known, be, rng)
     H, vs = one["H_star"], one["vs"]
     Y = [[one["y1"][a]] for a in range(H)]
-    dirs = dual_directions(vs, rng, box) if H else None
+    coefficients = {}
+    dirs = dual_directions(vs, rng, box, coefficients) if H else None
+    recorded = None
     ranks = [1] * H
     j = 1
+    take = None
     notes = []
     if H and d > 1 and dirs is None:
         # no single-head-visible probes (H > d or dependent v_h): the economy's residue path
         notes.append("H > d or dependent v_h: no skeleton saving, every column measured on "
                      "the economy's residue path")
-        S = _residue_columns(ask, U, X, one["col"], vs, H, rng, p2)
+        S = _residue_columns(ask, U, X, one["col"], vs, H, rng)
         for a in range(H):
             for jj in range(1, d):
                 Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, jj)]] for i in range(d)])])
         ranks = [len(_independent(Y[a])) for a in range(H)]
     elif H and d > 1:
         singles, pairs = dirs
+        recorded = {"singles": singles, "pairs": pairs, "coefficients": coefficients}
         rows = {a: dual_rows(singles, pairs, a) for a in range(H)}
 
         def full_column(j):
@@ -118,9 +122,9 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
                 j += 1
             ranks = [len(_independent(Y[a])) for a in range(H)]
         if j < d:
-            _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, j, rng)
+            take = _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, j, rng)
     model = assemble(be, X, Y, vs)
-    transcript, cert = certify_run(orc, first, model, be, progress, p2, certify)
+    transcript, cert = certify_run(orc, first, model, be, progress, certify)
     r = max(ranks, default=0)
     result = LearnResult(
         algorithm="multi-head-low-rank", dim=d, backend=be.name,
@@ -132,7 +136,10 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, p2
         transcript=transcript or [], certificate=cert,
         extra={"U": U, "X": X, "H0": H0, "H_star": H, "ranks": ranks, "rank_given": rank,
                "blocks": ask.per_block(), "matching": one["methods"],
-               "floor": low_rank_floor(d, H, r)}, notes=notes)
+               "floor": low_rank_floor(d, H, r), "directions": recorded,
+               "path": "residue" if notes else "dual",
+               "head_order": head_order(one, Y, X, be, model), "full_columns": j,
+               "skeleton_take": take}, notes=notes)
     return result
 
 
@@ -141,7 +148,8 @@ def _fallbacks(ask):
 
 
 def _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, start, rng):
-    """Columns start … d−1 through r_h single-visible functionals per head (step 3)."""
+    """Columns start … d−1 through r_h single-visible functionals per head (step 3); returns
+    the number of functionals taken per head (None: every column measured in full)."""
     d, H = len(X), len(vs)
     if any(ranks[a] > len(singles[a]) for a in range(H)):
         take = None   # more functionals than single-visible directions: full columns
@@ -172,3 +180,4 @@ def _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, start, rng):
             g = [r[0] for r in FCinv_s[j]]
             Y[a].append([sum((C[k][i] * g[k] for k in range(len(C))), Fraction(0))
                          for i in range(d)])
+    return take

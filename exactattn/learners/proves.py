@@ -9,8 +9,13 @@ evidence proves"), set as ``LearnResult.proves`` by every learner that validates
   ≤ D/|S| over a draw uniform on S = {−box…box} (Schwartz–Zippel; :func:`degree_bound`
   bounds D for every model with ≤ H₀ heads), 0 for continuous draws.  Where the draw is
   not generic for M, the text says so and claims no uniqueness.
-* **Exact, other schedules** (economy, adaptive, multi-head low rank; beyond P2): the N
-  answers are reproduced exactly; no genericity statement is made.
+* **Exact, beyond-P2 schedules** (economy, adaptive, multi-head low rank; docs/design.md
+  §10): the N answers are reproduced exactly, and the run's draw (U, X, the single-visible
+  directions, α, β) is checked to be generic for M (:func:`.economy_generic.economy_violations`).
+  The schedule is adaptive, but deterministic given the draw and the answers, so an oracle
+  with ≤ H₀ heads giving the same answers gets the same queries: it is M or has this draw in
+  its own bad set (for the low-rank schedule told r, among heads of rank ≤ r).  Where the draw
+  is not generic for M, the text says so and claims no uniqueness.
 * **Exact, single head / low rank** (P1 Thm 4.1, docs/design.md §4.2): uniqueness among
   single heads (of rank ≤ r), not among multi-head oracles.
 * **Exact, one-layer Transformer**: the answers are reproduced exactly.
@@ -185,6 +190,37 @@ def _exact_low_rank(result) -> str:
             f"a multi-head oracle is not excluded by the schedule")
 
 
+#: the beyond-P2 multi-head schedules (their ``LearnResult.algorithm``)
+BEYOND = ("multi-head-economy", "multi-head-adaptive", "multi-head-low-rank")
+
+
+def _exact_beyond(result, H0) -> str:
+    from .economy_generic import economy_violations
+    N, name = result.queries, result.algorithm[len("multi-head-"):]
+    head = (f"the recovered model reproduces all {N} answers of the {name} schedule (beyond "
+            f"P2) exactly in Q(t)")
+    bad = economy_violations(result)
+    if bad:
+        shown = "; ".join(bad[:3]) + (" …" if len(bad) > 3 else "")
+        return (f"{head}, but the draw is not generic for it ({shown}): the learner maps these "
+                f"answers to it, and other models with ≤ {H0} heads may give the same answers")
+    r = result.extra.get("rank_given")
+    among = (f" whose heads have rank ≤ {r} (a promise: entries outside the skeleton are not "
+             f"measured)" if name == "low-rank" and r is not None else "")
+    dual = result.extra.get("directions") is not None
+    draw = "(U, X, the single-visible directions, α, β)" if dual else "(U, X)"
+    conditions = "det U ≠ 0, det X ≠ 0, separated poles, visible heads, unique matching"
+    if dual:
+        conditions += ", directions that see one head each, distinct pair residues"
+    if result.extra.get("skeleton_take") is not None:
+        conditions += ", invertible skeleton blocks"
+    return (f"{head} and the draw {draw} is generic for it ({conditions}): the learner "
+            f"maps these answers to this model, so any oracle with ≤ {H0} heads{among} giving "
+            f"the same answers is this model or has this draw in its own bad set (a proper "
+            f"algebraic set for a canonical model: probability 0 for continuous draws; "
+            f"Schwartz–Zippel bounds in the claim economy-prob1)")
+
+
 def _inexact(result) -> str:
     bar = result.error_bar
     if bar is None:
@@ -200,6 +236,8 @@ def state(result, H0: int, schedule=None, box: int | None = None, kind: str | No
     "low-rank", "transformer", or a beyond-P2 schedule name)."""
     if result.backend != "exact":
         text = _inexact(result)
+    elif result.algorithm in BEYOND:
+        text = _exact_beyond(result, H0)
     elif kind == "multi-head" and schedule is not None:
         text = _exact_p2(result, schedule, box)
     elif kind == "single-head":
@@ -215,7 +253,7 @@ def state(result, H0: int, schedule=None, box: int | None = None, kind: str | No
                 f"Transformers giving these answers is claimed")
     else:
         text = (f"the recovered model reproduces all {result.queries} answers exactly in Q(t) "
-                f"(schedule '{kind}', beyond P2); no genericity statement is made for this "
-                f"schedule, so other models with ≤ {H0} heads may give the same answers")
+                f"(schedule '{kind}'); no genericity statement is made for this schedule, so "
+                f"other models with ≤ {H0} heads may give the same answers")
     result.proves = f"{text}; {_validation(result, H0)}."
     return result

@@ -41,7 +41,8 @@ from ..arith.fields import RealField
 from .interpolation import solve_family
 from .jacobian import flat, jacobian, labels, perturbed, row_norms
 from .engines import make_engine
-from .multi_head import _Close, _k, _recover
+from .matching import Close, key_label
+from .multi_head import _recover
 from .schedule import Schedule
 
 __all__ = ["recover", "approximate_constant", "constant_for", "Sensitivity",
@@ -53,7 +54,7 @@ def recover(schedule: Schedule, answers, be, H0: int, tolerance=None):
     """Re-run the P2 learner's recovery (steps 3–5 of :mod:`~exactattn.learners.multi_head`)
     on recorded answers with the bases fixed; ``tolerance`` (relative) replaces the
     learner's default matching tolerance 10^(−dps/3).  Returns (heads, v)."""
-    close = _Close(be)
+    close = Close(be)
     if tolerance is not None:
         close.tol = be.scalar(tolerance)
     engine = make_engine(be, answers, None)
@@ -147,7 +148,7 @@ def _family(be, fam, ys, H0, hint, step, g0_gradient, own_index, n_answers):
                 sens[h][q] += abs(g)
     zs, cs = [z for z, _ in base], [c for _, c in base]
     gaps = [abs(a - b) for i, a in enumerate(zs) for b in zs[i + 1:]]
-    label = f"I(u{_k(fam.u_key)}, x{_k(fam.x_key)})"
+    label = f"I(u{key_label(fam.u_key)}, x{key_label(fam.x_key)})"
     return FamilyConditions(label, zs, cs, min(gaps) if gaps else be.ctx.inf,
                             min((abs(c) for c in cs), default=be.ctx.inf),
                             *(max((s[q] for s in sens), default=be.scalar(0)) for q in range(3)))

@@ -169,14 +169,14 @@ def _matching_section(schedule, answers, heads, seed):
     """I(u₁, x₁), I(u₂, x₁) and I(u₁+u₂, x₁): poles multiply (scores add), residues add
     (docs/design.md §4.3 step 2) — uses the learner's own matching rule."""
     from ..arith import get_backend
-    from ..learners.multi_head import _Close, _match  # the learner's rule, not a copy
+    from ..learners.matching import Close, match  # the learner's rule, not a copy
     if schedule.d < 2:
         return None
     d = schedule.d
     ref = _solve(schedule, answers, 0, seed)[1]
     fam = _solve(schedule, answers, 1, seed)[1]
     summ = _solve(schedule, answers, d, seed)[1]
-    got = _match(ref, fam, summ, _Close(get_backend("exact")), False, "I(u2, x1)")
+    got = match(ref, fam, summ, Close(get_backend("exact")), False, "I(u2, x1)")
     u1, x1 = schedule.families[0].u, schedule.families[0].x
     rows = [{"head": _head_label(sa, u1, x1, heads), "ref": [_q(sa), _q(ca)],
              "partner": [_q(sb), _q(cb)], "sum": [_q(sa + sb), _q(ca + cb)]}

@@ -74,7 +74,7 @@ CLAIMS = {
                       "exact canonical heads from 1+2Hd+(d−1)(1+Hd+H(H−1)/2) queries (H ≤ d, H "
                       "known); adaptive H* costs 2(H0−H) more; counts derived from the block "
                       "structure",
-                      {"economy-count"}),
+                      {"economy-count", "run"}),
     "economy-prob1": ("beyond the papers: economy genericity",
                       "the economy schedule's generic run (exact, structure count) fails only on "
                       "a proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong "
@@ -201,6 +201,10 @@ def params_economy_count(p, checks):
     got = [[c["params"].get("d"), c["params"].get("H"), c.get("variant"), c["params"].get("H0")]
            for c in _of(checks, "economy-count")]
     require(got == want, "params: the economy counts do not cover (d, H) × {economy, adaptive}")
+    runs = _of(checks, "run")
+    require([[r.get("dim"), r.get("learner")] for r in runs] ==
+            [[d, f"multi-head-{v}"] for d, _, v, _ in want] and all("model" in r for r in runs),
+            "params: one run per count, each of its variant and with its true model")
 
 
 

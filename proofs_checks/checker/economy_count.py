@@ -11,6 +11,11 @@ to the closed form
     residue path: 1 + 2H0 + (d−1)·S + (d−1)·(1 + d(2H − 1)),
 
 with S = 2H0 (economy: H known, H0 = H) or S = 2H (adaptive), for H ≥ 2.
+
+The record names its run (``"run": k``, the index of a ``run`` record of the same variant,
+size and H0, checked as an identifiability certificate by its own check): the measured
+per-block counts must be those of the schedule the run checker rebuilds
+(:mod:`.run_economy`), and the queries and the maximum length those of its transcript.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .parse import integer, rat, require
+from .run import rebuild, run_of, transcript_lengths
 
 
 def _p(*terms):
@@ -127,7 +133,28 @@ def check_economy_count(c, checks=()):
             f"economy-count: {c.get('queries')} queries ≠ structure {q}")
     ml = max(_eval(ln, d, H, H0) for _, _, ln in want.values())
     require(c.get("max_length") == ml, f"economy-count: max length {c.get('max_length')} ≠ {ml}")
+    _same_run(c, checks, variant, d, H, H0, measured)
     floor = H * (d * d + d)
     return (f"economy-count {variant}/{path} d={d} H={H} H0={H0}: {q} queries "
-            f"({len(want)} blocks = structure = closed form), length {ml}; floor {floor}, "
+            f"({len(want)} blocks = structure = closed form = the blocks of the schedule "
+            f"rebuilt from run {c['run']}), length {ml}; floor {floor}, "
             f"ratio {Fraction(int(q), floor)}")
+
+
+def _same_run(c, checks, variant, d, H, H0, measured):
+    """The count is that of its run: same learner, d, H (recovered heads) and H0; per-block
+    counts of the schedule rebuilt from the run record; its transcript's count and length."""
+    r = run_of(checks, c.get("run"), "economy-count")
+    require(r.get("learner") == f"multi-head-{variant}" and r.get("dim") == d and
+            isinstance(r.get("params"), dict) and r["params"].get("H0") == H0 and
+            isinstance(r.get("recovered"), list) and len(r["recovered"]) == H,
+            f"economy-count: check {c['run']} is not a {variant} run with d={d}, H={H}, H0={H0}")
+    _, run, _, _ = rebuild(r)
+    rebuilt = run["q"].per_block()
+    require(rebuilt == {k: v for k, v in measured.items() if v},
+            f"economy-count: the measured blocks {measured} are not those of the schedule "
+            f"rebuilt from run {c['run']} ({rebuilt})")
+    n, longest = transcript_lengths(r)
+    require((n, longest) == (c["queries"], c["max_length"]),
+            f"economy-count: {c['queries']} queries, length {c['max_length']} but the transcript "
+            f"of check {c['run']} has {n}, {longest}")

@@ -19,12 +19,15 @@ Dispatch: :data:`LEARNERS` maps the ``learner`` field to a module exposing ``NAM
 ``read(dim, params, vectors)`` → a parsed run description with an upper bound on the number
 of queries, ``schedule(run, recovered)`` → the list of queries, ``genericity(run, recovered)``
 → the list of conditions confirmed (raising Rejected if one fails), and ``PROVES``.  A new
-learner adds one module and one line here.
+learner adds one module and one line here (the economy and adaptive schedules share one module,
+:mod:`.run_economy`, through one object per variant; the multi-head low-rank schedule is
+:mod:`.run_multi_low_rank`).  :func:`rebuild` is the part that needs no answer: the
+``economy-count`` check recounts its blocks on the schedule rebuilt from its run.
 """
 
 from __future__ import annotations
 
-from . import run_low_rank, run_multi_head, run_single_head
+from . import run_economy, run_low_rank, run_multi_head, run_multi_low_rank, run_single_head
 from .parse import field, heads, integer, listed, multiset, only, require, string
 from .qt import attention, canonical, element, same_element, tokens_of
 
@@ -33,6 +36,9 @@ LEARNERS = {
     run_multi_head.NAME: run_multi_head,
     run_single_head.NAME: run_single_head,
     run_low_rank.NAME: run_low_rank,
+    run_economy.ECONOMY.NAME: run_economy.ECONOMY,
+    run_economy.ADAPTIVE.NAME: run_economy.ADAPTIVE,
+    run_multi_low_rank.NAME: run_multi_low_rank,
 }
 
 MAX_DIM = 16
@@ -54,9 +60,9 @@ def read_transcript(tr, dim, expected, where):
     return out
 
 
-def check_run(c, checks=()):
-    """Identifiability certificate of one run: (a) transcript = rebuilt schedule, (b) every
-    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
+def rebuild(c):
+    """(learner module, parsed run, recovered heads, rebuilt schedule) of a run record: steps
+    that need no answer (the ``economy-count`` check reads the rebuilt blocks from here)."""
     only(c, ("kind", "learner", "dim", "params", "vectors", "transcript", "recovered"), "run",
          optional=("model",))
     name = string(c["learner"], "run.learner")
@@ -69,7 +75,14 @@ def check_run(c, checks=()):
     rec = heads(c["recovered"], dim, "run.recovered", max_heads=run["max_heads"])
     require(len({W for W, _ in rec}) == len(rec) and all(any(v) for _, v in rec),
             "run: the recovered heads are not canonical (repeated W or a zero v)")
-    expected = mod.schedule(run, rec)
+    return mod, run, rec, mod.schedule(run, rec)
+
+
+def check_run(c, checks=()):
+    """Identifiability certificate of one run: (a) transcript = rebuilt schedule, (b) every
+    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
+    mod, run, rec, expected = rebuild(c)
+    name, dim = c["learner"], c["dim"]
     transcript = read_transcript(c["transcript"], dim, expected, "run.transcript")
     models = [("recovered model", rec)]
     if "model" in c:

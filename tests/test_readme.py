@@ -184,9 +184,9 @@ def test_the_readme_and_these_pages_state_their_outputs():
         assert all(expected_outputs(code) for code in blocks(page, "python")), page.name
 
 
-@pytest.mark.parametrize("index", range(len(blocks(README, "python"))))
-def test_the_readme_examples_use_only_top_level_names(index):
-    tree = ast.parse(blocks(README, "python")[index])
+def test_the_readme_example_uses_only_top_level_names():
+    (code,) = blocks(README, "python")
+    tree = ast.parse(code)
     imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert [(a.name, a.asname) for n in imports for a in n.names] == [("exactattn", "ea")]
     used = {n.attr for n in ast.walk(tree)
@@ -267,3 +267,34 @@ def test_design_names_only_files_that_ship():
     missing = [p for p in paths if not (ROOT / p).exists() and not (ROOT / "exactattn" / p).exists()
                and not (ROOT / "docs" / p).exists()]
     assert not missing, missing
+
+
+# ---------------------------------------------------------------------- the floor table
+_FLOOR_ROW = re.compile(r"^\| \((\d+), (\d+)\) \| (\d+) \| (\d+) \(([\d.]+)×\) \| (\d+) \(([\d.]+)×\) \|$")
+
+
+def floor_rows(text):
+    """(d, H, floor, P2, its ratio, economy, its ratio) of the README's floor table."""
+    return [tuple(int(g) if "." not in g else g for g in m.groups())
+            for m in map(_FLOOR_ROW.match, text.splitlines()) if m]
+
+
+def test_the_floor_table_is_what_the_learners_measure():
+    """Every row of the README's table: the floor, and the counts of certified exact P2 and
+    economy runs (the README shows the ratio to the floor that they measure)."""
+    from exactattn.analysis.floor import dimension_floor
+    rows = floor_rows(README.read_text(encoding="utf-8"))
+    assert len(rows) == 2
+    for d, H, floor, p2, p2_ratio, econ, econ_ratio in rows:
+        assert floor == dimension_floor(d, H)
+        for schedule, count, ratio in (("p2", p2, p2_ratio), ("economy", econ, econ_ratio)):
+            res = ea.learn_multi_head(ea.Oracle(ea.random_multi_head(d, H, seed=2)), d,
+                                      heads=H, schedule=schedule, seed=0)
+            assert res.certificate["certified"] is True
+            assert (res.queries, f"{res.queries / floor:.2f}") == (count, ratio)
+
+
+def test_a_wrong_floor_row_is_caught():
+    """The table's parser sees a changed row (the check above cannot pass vacuously)."""
+    text = README.read_text(encoding="utf-8")
+    assert floor_rows(text.replace("338 (1.17×)", "337 (1.17×)")) != floor_rows(text)

@@ -248,6 +248,22 @@ def test_a_budget_for_the_schedule_alone_needs_validate_0():
     assert res.queries == 29
 
 
+@pytest.mark.parametrize("schedule, told, least", [("economy", {"heads": 2}, 1 + 2 * 2 * 3),
+                                                     ("adaptive", {"heads_bound": 3}, 1 + 2 * 3)])
+def test_the_economy_schedules_reserve_their_first_queries(schedule, told, least):
+    """The beyond-P2 schedules are adaptive, so they reserve what they always ask (q0, the
+    first family and, for the economy, every column-1 family) and the validation queries;
+    a budget that covers them runs the whole schedule."""
+    m = ea.random_multi_head(3, 2, seed=1)
+    n_valid = 2 * told.get("heads", told.get("heads_bound")) + 2
+    short = ea.Oracle(m, budget=least + n_valid - 1)
+    with pytest.raises(ea.BudgetExceeded, match="refused before the first query") as e:
+        learn_multi_head(short, 3, schedule=schedule, seed=0, **told)
+    assert short.queries == 0 and e.value.details["needed"] == least + n_valid
+    res = learn_multi_head(ea.Oracle(m, budget=200), 3, schedule=schedule, seed=0, **told)
+    assert res.queries >= least and res.validation_queries == n_valid
+
+
 def test_planted_no_reserve_spends_the_budget_first(monkeypatch):
     """Without the up-front refusal the oracle would answer 10 queries before failing."""
     monkeypatch.setattr(ea.Oracle, "reserve", lambda self, n, what: None)

@@ -235,6 +235,11 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         from .multi_low_rank import low_rank_count
         orc.reserve(low_rank_count(dim, H0, rank) + n_valid,
                     f"the low-rank schedule and {n_valid} validation queries")
+    elif schedule in ("economy", "adaptive"):
+        # q0 and the first family always; economy: every column-1 family too (2H0 each)
+        least = 1 + 2 * H0 * (dim if schedule == "economy" else 1)
+        orc.reserve(least + n_valid, f"the {schedule} schedule (at least {least} queries at "
+                                     f"d={dim}, H0={H0}) and {n_valid} validation queries")
     rng = random.Random(seed)
     start, start_queries = time.perf_counter(), orc.queries
     failures = []

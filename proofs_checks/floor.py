@@ -11,13 +11,19 @@ holds when the rank is H(d² + d) (which needs at least that many answers: the f
 learner recovered the model; the rank curve rank(first k answers) is printed at a few k.  The
 certificate records the minor's rows, p, τ, L, the model and the queries; the stdlib checker
 recomputes the rows modulo p and the determinant itself.
+
+Multi-head low rank (``low-rank d,H,r``): a seeded model with heads of rank r is learned by the
+low-rank schedule told r; the floor there is H(r(2d − r) + d), the dimension of such heads,
+and the Jacobian with respect to (Q_h, K_h, v_h), W_h = Q_h K_hᵀ, must reach that rank (a
+non-zero minor on recorded rows and columns; the checker re-derives the factorisation's
+product and the chain rule).
 """
 
 from __future__ import annotations
 
 import random
 
-from exactattn.analysis.floor import certify_full_rank, dimension_floor
+from exactattn.analysis.floor import certify_full_rank, certify_low_rank, dimension_floor
 from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
 
@@ -77,6 +83,8 @@ def run(params) -> Verdict:
                     "queries": [[vector_json(t) for t in q] for q in queries],
                     "p": p, "tau": tau, "L": L, "parameters": P, "rows": rows,
                     "curve": prof.curve, "first_full": prof.first_full()})
+    for d, H, r in params.get("low-rank d,H,r", []):
+        _low_rank(verdict, cert, d, H, r, rng)
     verdict.notes.append("the floor H(d²+d) is a lower bound by invariance of domain for "
                          "learners whose queries depend smoothly on earlier answers; the "
                          "certified part is the rank (a non-zero minor modulo p), the curve's "
@@ -85,13 +93,47 @@ def run(params) -> Verdict:
     return verdict
 
 
+def _low_rank(verdict, cert, d, H, r, rng):
+    """One multi-head low-rank run against its own floor H(r(2d − r) + d)."""
+    from exactattn.analysis.beyond import low_rank_model
+    from exactattn.learners.multi_head import learn_multi_head
+    from exactattn.learners.multi_low_rank import low_rank_floor
+    model = low_rank_model(d, H, r, seed=10 * d + H + 100 * r)
+    oracle = Oracle(model)
+    res = learn_multi_head(oracle, d, heads=H, rank=r, seed=0)
+    queries = [q for q, _ in oracle.transcript]
+    recovered = res.model.head_set() == model.canonical().head_set()
+    p, tau, L, factors, prof, rows, cols = certify_low_rank(model, r, queries, rng)
+    P = low_rank_floor(d, H, r)
+    first = rows[-1] + 1 if prof.rank == P else None
+    tag = f"low-rank d={d} H={H} r={r}"
+    verdict.expect(
+        recovered and prof.rank == P,
+        f"{tag}: {len(queries)} answers ({len(queries) / P:.3f}× the rank-r floor "
+        f"H(r(2d−r)+d) = {P}), Jacobian rank over (Q, K, v) {prof.rank} = the floor, reached at "
+        f"answer {first}; rank curve k:rank {_curve_text(prof, len(queries))}",
+        f"{tag}: Jacobian rank {prof.rank} < {P} or the model was not recovered")
+    if prof.rank == P:
+        cert["checks"].append({
+            "kind": "floor", "schedule": "low-rank", "dim": d, "rank": r,
+            "model": heads_json(model.heads),
+            "factors": [{"Q": [vector_json(x) for x in Q], "K": [vector_json(x) for x in K]}
+                        for Q, K in factors],
+            "queries": [[vector_json(t) for t in q] for q in queries],
+            "p": p, "tau": tau, "L": L, "parameters": P, "rows": rows, "columns": cols,
+            "curve": prof.curve, "first_full": first})
+
+
 CLAIM = register(Claim(
     id="floor",
     reference="beyond the papers: dimension floor",
     statement="H(d²+d) answers are necessary (invariance of domain); the answers of every "
-              "exact schedule here have a Jacobian of full rank H(d²+d), certified modulo p",
-    sizes={"quick": {"d,H": [[2, 1], [2, 2], [3, 2]], "schedules": list(SCHEDULES), "seed": 0},
+              "exact schedule here have a Jacobian of full rank H(d²+d), certified modulo p "
+              "(multi-head low rank: rank H(r(2d−r)+d) over the factors Q, K, v)",
+    sizes={"quick": {"d,H": [[2, 1], [2, 2], [3, 2]], "schedules": list(SCHEDULES),
+                     "low-rank d,H,r": [[3, 2, 1]], "seed": 0},
            "full": {"d,H": [[2, 1], [3, 1], [2, 2], [3, 2], [4, 3], [8, 4]],
-                    "schedules": list(SCHEDULES), "seed": 0}},
+                    "schedules": list(SCHEDULES),
+                    "low-rank d,H,r": [[4, 2, 1], [4, 3, 2], [6, 3, 2]], "seed": 0}},
     run=run,
     needs=("exactattn.learners.multi_head",)))

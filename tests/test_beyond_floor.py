@@ -147,6 +147,69 @@ def test_floor_checker_rows_agree_with_the_library():
         assert checker_floor.jacobian_row(heads, toks, p, tau, L) == row
 
 
+# ------------------------------------------------------------------ low-rank floor
+def _low_rank_check(cert):
+    return next(c for c in cert["checks"] if c["kind"] == "floor" and c["schedule"] == "low-rank")
+
+
+def test_low_rank_floor_is_reached_over_the_factors(floor_cert):
+    """The low-rank schedule's Jacobian over (Q, K, v) has the rank of rank-r heads,
+    H(r(2d−r)+d), not H(d²+d): the checker's finding says which."""
+    c = _low_rank_check(floor_cert)
+    d, H, r = c["dim"], len(c["model"]), c["rank"]
+    assert c["parameters"] == H * (r * (2 * d - r) + d) < F.dimension_floor(d, H)
+    assert "rank H(r(2d−r)+d)" in checker_floor.check_floor(c)
+
+
+def _product_changed(c):
+    c["factors"][0]["K"][0][0] = str(Fraction(c["factors"][0]["K"][0][0]) + 1)
+
+
+def _gauge_column(c):
+    """All 2dr Q and K columns of head 1: their rank is r(2d − r) < 2dr (the GL(r) gauge), so
+    a minor containing them all vanishes."""
+    d, r = c["dim"], c["rank"]
+    head = list(range(2 * d * r))                   # head 1: all Q and K entries
+    rest = [j for j in c["columns"] if j >= 2 * d * r]
+    c["columns"] = sorted(set(head + rest))[:c["parameters"]]
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (_product_changed, "Q Kᵀ ≠ W"),
+    (_gauge_column, "minor vanishes"),
+    (lambda c: c.update(parameters=c["parameters"] + 1), "H\\(r\\(2d−r\\)\\+d\\)"),
+    (lambda c: c.update(columns=c["columns"][:-1] + [c["columns"][-2]]), "increasing distinct"),
+    (lambda c: c.pop("factors"), "one factor pair per head"),
+])
+def test_low_rank_floor_checker_rejects_tampering(floor_cert, tamper, message):
+    c = copy.deepcopy(_low_rank_check(floor_cert))
+    tamper(c)
+    with pytest.raises(Rejected, match=message):
+        checker_floor.check_floor(c)
+
+
+def test_rank_factors_multiply_back_and_refuse_a_wrong_rank():
+    from exactattn.analysis.beyond import low_rank_model
+    m = low_rank_model(4, 2, 2, seed=5)
+    for h in m.heads:
+        Q, K = F.rank_factors(h.W, 2)
+        assert [[sum(Q[a][k] * K[b][k] for k in range(2)) for b in range(4)]
+                for a in range(4)] == [list(map(Fraction, row)) for row in h.W]
+        with pytest.raises(ValueError, match="rank W = 2"):
+            F.rank_factors(h.W, 1)
+
+
+def test_factored_rows_agree_between_library_and_checker():
+    from exactattn.analysis.beyond import low_rank_model
+    m = low_rank_model(3, 2, 1, seed=2)
+    qs = _queries(m)
+    p, tau = F.random_prime_63(random.Random(1)), 12345
+    rows = F.jacobian_mod_p(m, qs, p, tau)
+    fac = [F.rank_factors(h.W, 1) for h in m.heads]
+    for row in rows:
+        assert F.factored_row(row, fac, 3, p) == checker_floor.factored(row, fac, 3, p)
+
+
 # ------------------------------------------------------------------ economy-count
 @pytest.fixture(scope="module")
 def count_cert():

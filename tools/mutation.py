@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
 TESTS = ["tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
-         "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py"]
+         "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
+         "tests/test_beyond_floor.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -157,6 +158,14 @@ MUTANTS = [
     ("M41", "checker: economy-count blocks not recounted on the rebuilt schedule",
      [(C + "economy_count.py", "require(rebuilt == {k: v for k, v in measured.items() if v},",
        "require(True or rebuilt == {k: v for k, v in measured.items() if v},")]),
+    ("M42", "checker: low-rank floor factors not required to multiply to W",
+     [(C + "floor.py", "require(all(sum((Q[a][k] * K[b][k] for k in range(r)), Fraction(0)) == W[a][b]",
+       "require(True or all(sum((Q[a][k] * K[b][k] for k in range(r)), Fraction(0)) == W[a][b]")]),
+    ("M43", "checker: low-rank floor minor taken on the W columns, not the factors'",
+     [(C + "floor.py", "M = [[row[j] for j in cols] for row in (factored(x, factors, d, p) for x in M)]",
+       "M = [[row[j % len(row)] for j in cols] for row in M]")]),
+    ("M44", "learner: low-rank floor claim states the full floor H(d²+d)",
+     [("proofs_checks/floor.py", "    P = low_rank_floor(d, H, r)\n", "    P = dimension_floor(d, H)\n")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

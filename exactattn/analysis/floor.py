@@ -28,6 +28,14 @@ P = H(d² + d), i.e. full rank.  The answers then determine the parameters local
 map is an immersion at this model, for these queries).  A zero image proves nothing (an unlucky
 τ), so the learner-side search retries with another (p, τ).
 
+**Low rank.**  Heads with rank W_h = r lie on a manifold of dimension r(2d − r) + d per head
+(W = Q Kᵀ with Q, K of size d × r, modulo the r² of GL(r)), so H(r(2d − r) + d) is the floor
+there.  The Jacobian with respect to (Q_h, K_h, v_h) is J·T (chain rule: ∂F/∂Q[a][c] =
+Σ_b ∂F/∂W[a][b] K[b][c] = cov[a]·(Kᵀx_N)[c], ∂F/∂K[b][c] = x_N[b]·(Qᵀcov)[c]); its rank is at
+most that dimension, and a non-zero minor of that size (rows: the greedy pivot rows; columns:
+the greedy pivot columns, independent on those rows since every row is a combination of
+them) certifies equality: the answers determine the rank-r model locally.
+
 **Rank curve.**  The greedy pivot rows r_1 < r_2 < … (the first row independent of the rows
 before it, and so on) come from one row reduction of Jᵀ; rank(first k answers) = #{r_j ≤ k}.
 The certified part is the lower bound: the pivot rows are the minor's rows, so any of them are
@@ -45,7 +53,7 @@ from flint import fmpz, nmod_mat
 
 __all__ = ["dimension_floor", "parameter_names", "score_denominator", "jacobian_mod_p",
            "RankProfile", "rank_profile", "certify_full_rank", "random_prime_63",
-           "UnluckyReduction"]
+           "UnluckyReduction", "rank_factors", "factored_row", "certify_low_rank"]
 
 
 class UnluckyReduction(ArithmeticError):
@@ -201,6 +209,77 @@ def certify_full_rank(model, queries, rng: random.Random, tries: int = 4):
         prof = rank_profile(rows, p)
         last = (p, tau, L, prof, prof.pivot_rows)
         if prof.rank == prof.columns:
+            return last
+    if last is None:
+        raise UnluckyReduction(f"every (p, τ) of {tries} tries was unlucky")
+    return last
+
+
+# ---------------------------------------------------------------------- low rank
+def rank_factors(W, r: int):
+    """(Q, K) with W = Q Kᵀ exactly, Q = the first r independent columns of W (d × r) and K
+    their coefficients (d × r); ValueError when rank W ≠ r."""
+    d = len(W)
+    A = [[Fraction(x) for x in row] for row in W]
+    # reduced row echelon form of W: its pivot columns are W's first independent columns
+    R, pivots, row = [list(x) for x in A], [], 0
+    for c in range(d):
+        piv = next((i for i in range(row, d) if R[i][c] != 0), None)
+        if piv is None:
+            continue
+        R[row], R[piv] = R[piv], R[row]
+        inv = 1 / R[row][c]
+        R[row] = [x * inv for x in R[row]]
+        for i in range(d):
+            if i != row and R[i][c] != 0:
+                f = R[i][c]
+                R[i] = [a - f * b for a, b in zip(R[i], R[row])]
+        pivots.append(c)
+        row += 1
+    if len(pivots) != r:
+        raise ValueError(f"rank W = {len(pivots)}, not {r}")
+    Q = [[A[a][c] for c in pivots] for a in range(d)]
+    K = [[R[c][b] for c in range(r)] for b in range(d)]      # Kᵀ = the first r rows of rref
+    return Q, K
+
+
+def factored_row(row, factors, d: int, p: int) -> list:
+    """A row of φ(J) over (W_h, v_h) turned into one over (Q_h, K_h, v_h) by the chain rule
+    (module docstring, "Low rank"); columns head by head: Q row-major, K row-major, v."""
+    out, width = [], d * d + d
+    for h, (Q, K) in enumerate(factors):
+        G = row[h * width: h * width + d * d]
+        v = row[h * width + d * d: (h + 1) * width]
+        r = len(Q[0])
+        Qm = [[_mod(x, p) for x in q] for q in Q]
+        Km = [[_mod(x, p) for x in k] for k in K]
+        out += [sum(G[a * d + b] * Km[b][c] for b in range(d)) % p
+                for a in range(d) for c in range(r)]
+        out += [sum(G[a * d + b] * Qm[a][c] for a in range(d)) % p
+                for b in range(d) for c in range(r)]
+        out += v
+    return out
+
+
+def certify_low_rank(model, r: int, queries, rng: random.Random, tries: int = 4):
+    """Find (p, τ) with rank φ(J·T) = H(r(2d − r) + d) for heads of rank r: returns
+    (p, τ, L, factors, RankProfile of the rows, minor rows, minor columns); the last attempt
+    when the rank stays below (module docstring, "Low rank")."""
+    d = len(model.heads[0].W)
+    factors = [rank_factors(h.W, r) for h in model.heads]
+    L = score_denominator(model, queries)
+    last = None
+    for _ in range(tries):
+        p = random_prime_63(rng)
+        tau = rng.randrange(2, p - 1)
+        try:
+            rows = [factored_row(x, factors, d, p) for x in jacobian_mod_p(model, queries, p, tau, L)]
+        except UnluckyReduction:
+            continue
+        prof = rank_profile(rows, p)
+        cols = rank_profile([list(c) for c in zip(*rows)], p).pivot_rows
+        last = (p, tau, L, factors, prof, prof.pivot_rows, cols)
+        if prof.rank == len(model.heads) * (r * (2 * d - r) + d):
             return last
     if last is None:
         raise UnluckyReduction(f"every (p, τ) of {tries} tries was unlucky")

@@ -68,7 +68,8 @@ CLAIMS = {
     # beyond the papers (docs/design.md §10)
     "floor": ("beyond the papers: dimension floor",
               "H(d²+d) answers are necessary (invariance of domain); the answers of every "
-              "exact schedule here have a Jacobian of full rank H(d²+d), certified modulo p",
+              "exact schedule here have a Jacobian of full rank H(d²+d), certified modulo p "
+              "(multi-head low rank: rank H(r(2d−r)+d) over the factors Q, K, v)",
               {"floor"}),
     "economy-count": ("beyond the papers: economy schedule",
                       "exact canonical heads from 1+2Hd+(d−1)(1+Hd+H(H−1)/2) queries (H ≤ d, H "
@@ -186,11 +187,16 @@ def params_p2_canonical(p, checks):
 
 
 def params_floor(p, checks):
-    """Every (d, H) × schedule (P1 only for H = 1) has one floor check, in order."""
-    require(set(p) == {"d,H", "schedules"}, "params: expected {d,H, schedules}")
-    want = [[d, H, s] for d, H in p["d,H"] for s in p["schedules"] if s != "P1" or H == 1]
-    got = [[c.get("dim"), len(c.get("model", [])), c.get("schedule")] for c in _of(checks, "floor")]
-    require(got == want, "params: the floor checks do not cover (d, H) × schedules")
+    """Every (d, H) × schedule (P1 only for H = 1) has one floor check, in order, then every
+    low-rank (d, H, r)."""
+    require(set(p) == {"d,H", "schedules", "low-rank d,H,r"},
+            "params: expected {d,H, schedules, low-rank d,H,r}")
+    want = [[d, H, s, None] for d, H in p["d,H"] for s in p["schedules"] if s != "P1" or H == 1]
+    want += [[d, H, "low-rank", r] for d, H, r in p["low-rank d,H,r"]]
+    got = [[c.get("dim"), len(c.get("model", [])), c.get("schedule"), c.get("rank")]
+           for c in _of(checks, "floor")]
+    require(got == want, "params: the floor checks do not cover (d, H) × schedules and the "
+                         "low-rank (d, H, r)")
 
 
 def params_economy_count(p, checks):

@@ -16,13 +16,20 @@ homomorphism R → F_p under the checked conditions; ring maps commute with dete
 minor is non-zero in R ⊂ Q(t) and, e^{1/L} being transcendental, non-zero at t = e^{1/L}.
 Certified curve: the minor's rows are independent, so rank(first k answers) ≥ #{rows < k};
 in particular the first ``first_full`` answers have rank P exactly.
+
+Schedule ``low-rank`` (heads of rank r, W_h = Q_h K_hᵀ): the checker requires the recorded
+factors to multiply to the recorded W_h exactly, turns each row into derivatives with respect
+to (Q_h, K_h, v_h) by the chain rule (∂F/∂Q[a][c] = Σ_b ∂F/∂W[a][b]·K[b][c], ∂F/∂K[b][c] =
+Σ_a ∂F/∂W[a][b]·Q[a][c]) and takes the determinant of the minor on the recorded rows and
+columns, P = H(r(2d − r) + d) of each (the dimension of such heads: the rank cannot exceed it,
+so a non-zero minor certifies equality).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from .parse import heads, integer, require, vector
+from .parse import heads, integer, matrix, only, require, vector
 
 _MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
@@ -106,15 +113,61 @@ def det_mod(M, p) -> int:
     return out % p
 
 
+def factored(row, factors, d, p):
+    """A row over (W_h, v_h) as one over (Q_h, K_h, v_h): the chain rule (see above)."""
+    out, width = [], d * d + d
+    for h, (Q, K) in enumerate(factors):
+        G, v = row[h * width: h * width + d * d], row[h * width + d * d: (h + 1) * width]
+        r = len(Q[0])
+        Qm = [[_mod(x, p) for x in q] for q in Q]
+        Km = [[_mod(x, p) for x in k] for k in K]
+        out += [sum(G[a * d + b] * Km[b][c] for b in range(d)) % p
+                for a in range(d) for c in range(r)]
+        out += [sum(G[a * d + b] * Qm[a][c] for a in range(d)) % p
+                for b in range(d) for c in range(r)]
+        out += v
+    return out
+
+
+def _factors(c, model, d):
+    """The recorded (Q_h, K_h), d × r each, with Q_h K_hᵀ = W_h exactly: (r, factors)."""
+    r = integer(c.get("rank"), "floor.rank")
+    require(1 <= r <= d, "floor: rank out of range")
+    fs = c.get("factors")
+    require(isinstance(fs, list) and len(fs) == len(model), "floor: one factor pair per head")
+    out = []
+    for h, (f, (W, _)) in enumerate(zip(fs, model)):
+        only(f, ("Q", "K"), f"floor.factors[{h}]")
+        Q = matrix(f["Q"], f"floor.factors[{h}].Q", d, r)
+        K = matrix(f["K"], f"floor.factors[{h}].K", d, r)
+        require(all(sum((Q[a][k] * K[b][k] for k in range(r)), Fraction(0)) == W[a][b]
+                    for a in range(d) for b in range(d)),
+                f"floor: Q Kᵀ ≠ W for head {h + 1}")
+        out.append((Q, K))
+    return r, out
+
+
 def check_floor(c, checks=()):
-    """A non-zero P × P minor of the Jacobian modulo p certifies rank H(d² + d) (see above)."""
+    """A non-zero P × P minor of the Jacobian modulo p certifies rank H(d² + d) (see above);
+    for the low-rank schedule, rank H(r(2d − r) + d) over the factors."""
     d = integer(c.get("dim"), "floor.dim")
     require(1 <= d <= 16, "floor: dim out of range")
     model = heads(c.get("model"), d, "floor.model")
     H = len(model)
     require(1 <= H <= 16, "floor: the model needs 1 to 16 heads")
-    P = H * (d * d + d)
-    require(c.get("parameters") == P, f"floor: parameters must be H(d²+d) = {P}")
+    low = c.get("schedule") == "low-rank"
+    if low:
+        rk, factors = _factors(c, model, d)
+        P, width = H * (rk * (2 * d - rk) + d), H * (2 * d * rk + d)
+        require(c.get("parameters") == P, f"floor: parameters must be H(r(2d−r)+d) = {P}")
+        cols = c.get("columns")
+        require(isinstance(cols, list) and len(cols) == P and
+                all(isinstance(x, int) and not isinstance(x, bool) for x in cols) and
+                cols == sorted(set(cols)) and 0 <= cols[0] and cols[-1] < width,
+                f"floor: columns must be {P} increasing distinct indices below {width}")
+    else:
+        P = H * (d * d + d)
+        require(c.get("parameters") == P, f"floor: parameters must be H(d²+d) = {P}")
     qs = c.get("queries")
     require(isinstance(qs, list) and 0 < len(qs) <= 20000, "floor: queries must be a list")
     queries = []
@@ -132,7 +185,9 @@ def check_floor(c, checks=()):
             all(isinstance(r, int) and not isinstance(r, bool) for r in rows) and
             rows == sorted(set(rows)) and 0 <= rows[0] and rows[-1] < len(queries),
             f"floor: rows must be {P} increasing distinct query indices")
-    M = [jacobian_row(model, queries[r], p, tau, L) for r in rows]
+    M = [jacobian_row(model, queries[k], p, tau, L) for k in rows]
+    if low:
+        M = [[row[j] for j in cols] for row in (factored(x, factors, d, p) for x in M)]
     value = det_mod(M, p)
     require(value != 0, "floor: the minor vanishes modulo p (no certificate of full rank)")
     require(c.get("first_full") == rows[-1] + 1,
@@ -147,6 +202,11 @@ def check_floor(c, checks=()):
         below += k in rowset
         require(below <= r <= min(k + 1, P), f"floor: curve[{k}] = {r} is outside the certified "
                 f"range [{below}, {min(k + 1, P)}]")
+    if low:
+        return (f"floor low-rank d={d} H={H} r={rk}: Q Kᵀ = W for every head; {P}×{P} minor of "
+                f"the Jacobian over (Q, K, v) of {len(queries)} answers non-zero modulo a "
+                f"{p.bit_length()}-bit prime (det ≡ {value}); rank H(r(2d−r)+d) = {P} (the "
+                f"dimension of rank-{rk} heads) reached by answer {rows[-1] + 1}")
     return (f"floor {c.get('schedule')} d={d} H={H}: {P}×{P} minor of the Jacobian of "
             f"{len(queries)} answers non-zero modulo a {p.bit_length()}-bit prime "
             f"(det ≡ {value}); rank H(d²+d) = {P} reached by answer {rows[-1] + 1}")

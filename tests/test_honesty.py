@@ -264,6 +264,21 @@ def test_the_economy_schedules_reserve_their_first_queries(schedule, told, least
     assert res.queries >= least and res.validation_queries == n_valid
 
 
+@pytest.mark.parametrize("H", [1, 2])
+def test_the_transformer_learner_reserves_its_attention_part(H):
+    """Two antisymmetric calls per query of the attention schedule, plus validation, are
+    reserved before the first query; a budget that covers the whole run is enough."""
+    t = ea.random_transformer(2, H, hidden=3, seed=1)
+    full = ea.Oracle(t)
+    res = ea.learn_transformer(full, 2, heads=H, hidden=3, seed=0)
+    short = ea.Oracle(t, budget=2 * (4 * H * 4 - 2 * H + 1) - 1)
+    with pytest.raises(ea.BudgetExceeded, match="refused before the first query"):
+        ea.learn_transformer(short, 2, heads=H, hidden=3, seed=0)
+    assert short.queries == 0
+    enough = ea.Oracle(t, budget=full.queries + res.validation_queries)
+    assert ea.learn_transformer(enough, 2, heads=H, hidden=3, seed=0).queries == res.queries
+
+
 def test_planted_no_reserve_spends_the_budget_first(monkeypatch):
     """Without the up-front refusal the oracle would answer 10 queries before failing."""
     monkeypatch.setattr(ea.Oracle, "reserve", lambda self, n, what: None)

@@ -70,6 +70,7 @@ from ..models.transformer import (KinkForm, OneLayerTransformer, Scalars, normal
                            units_from_kink_form)
 from .relu_ffn import TooManyUnits, learn_relu_ffn
 from .result import LearnResult
+from .schedule import published_count
 from .validation import validation_count
 
 __all__ = ["learn_transformer", "learn_transformer_p1", "learn_transformer_p2",
@@ -473,6 +474,15 @@ def _setup(oracle, dim, backend, dps):
     return orc, be, Scalars.for_backend(be)
 
 
+def _reserve(orc, attention_queries, n_valid):
+    """Refuse, before the first query, a budget below the attention part's antisymmetric
+    calls (two per query of its schedule) and the validation queries; the FFN's crossings
+    depend on the answers and come on top."""
+    orc.reserve(2 * attention_queries + n_valid,
+                f"the attention part (2 × {attention_queries} antisymmetric calls; the FFN's "
+                f"queries come on top) and {n_valid} validation queries")
+
+
 def _half_v(heads, num):
     half = num.half
     return tuple(half * x for _, v in heads for x in v)
@@ -492,6 +502,7 @@ def learn_transformer_p2(oracle, dim, heads=None, heads_bound=None, hidden=None,
     H0 = heads or heads_bound or 1
     n_valid = validation_count(validate, H0)
     orc, be, num = _setup(oracle, dim, backend, dps)
+    _reserve(orc, published_count(dim, H0), n_valid)
     start, q0, first = time.perf_counter(), orc.queries, len(orc.transcript)
     rng = random.Random(seed)
     att = _learn_attention(orc, dim, heads, heads_bound, be, rng.getrandbits(32), resample,
@@ -566,6 +577,7 @@ def learn_transformer_p1(oracle, dim, hidden=None, backend=None, dps=None, seed=
     progress = progress or _silent
     n_valid = validation_count(validate, 1)
     orc, be, num = _setup(oracle, dim, backend, dps)
+    _reserve(orc, dim * dim + dim, n_valid)
     start, q0, first = time.perf_counter(), orc.queries, len(orc.transcript)
     rng = random.Random(seed)
     att = _learn_attention(orc, dim, 1, None, be, rng.getrandbits(32), resample, single=True,

@@ -200,6 +200,27 @@ def test_large_rationals_retry_with_a_larger_prime():
     assert res.extra["engine"]["prime_bits"] > 64
 
 
+def test_a_structural_failure_stops_after_two_prime_sizes():
+    """Colliding poles (a bad draw: exact exponents, not a reconstruction) at two sizes in a
+    row is named at once; a failure that depends on reconstruction (an out-of-class oracle:
+    not-attention / certification) still climbs every size."""
+    from exactattn.learners.engines import PRIME_BITS, STRUCTURAL, repeated_structural
+    m = ea.random_multi_head(2, 3, seed=1).canonical()
+    with pytest.raises(ea.CollidingPoles) as e:
+        learn_multi_head(ea.Oracle(m), 2, heads=3, seed=2, box=2)
+    tried = e.value.details["prime_sizes_tried"]
+    assert [t["outcome"] for t in tried] == ["colliding-poles"] * 2
+    assert [t["prime_bits"] for t in tried] == list(PRIME_BITS[:2])
+    off = ea.Oracle(lambda t: m(t, "exact") + Fraction(1, 3), dim=2, backend="exact")
+    with pytest.raises(ea.LearningFailure) as e:
+        learn_multi_head(off, 2, heads=3, seed=0)
+    assert e.value.reason not in STRUCTURAL
+    assert len(e.value.details["prime_sizes_tried"]) > 2
+    assert repeated_structural(["bad-reduction", "invisible-head", "invisible-head"])
+    assert not repeated_structural(["colliding-poles", "invisible-head"])
+    assert not repeated_structural(["not-attention", "not-attention"])
+
+
 @pytest.mark.parametrize("position", range(1, published_count(2, 2) + 1))
 def test_one_corrupted_answer_is_never_silent(position):
     """An oracle that is attention except for one answer (off by 10⁻³⁰) must not yield a

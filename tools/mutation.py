@@ -166,6 +166,10 @@ MUTANTS = [
        "M = [[row[j % len(row)] for j in cols] for row in M]")]),
     ("M44", "learner: low-rank floor claim states the full floor H(d²+d)",
      [("proofs_checks/floor.py", "    P = low_rank_floor(d, H, r)\n", "    P = dimension_floor(d, H)\n")]),
+    ("M45", "learner: a reconstruction-dependent failure named after two prime sizes",
+     [("exactattn/learners/engines.py", 'STRUCTURAL = ("colliding-poles", "invisible-head")',
+       'STRUCTURAL = ("colliding-poles", "invisible-head", "not-attention", '
+       '"certification-failed")')]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -52,7 +52,7 @@ from ..errors import (CertificationFailed, CollidingPoles, InvisibleHead,
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ._p1 import _exact_logit
 from .economy_structure import economy_count, economy_max_length
-from .engines import PRIME_BITS, ModularEngine
+from .engines import PRIME_BITS, ModularEngine, repeated_structural
 from .interpolation import solve_family
 from .limit_interpolation import solve_family_with_limit
 from .matching import Close, match
@@ -134,15 +134,20 @@ def _with_prime_sizes(step):
     """Run ``step(bits)`` at the growing prime sizes of the modular ladder
     (:data:`~exactattn.learners.engines.PRIME_BITS`): a modular mishap (BadReduction) or a
     failure that a larger prime may cure is retried without new queries; the last failure is
-    raised."""
-    last = None
+    raised, or the repeated one when two sizes in a row fail with the same structural reason
+    (:data:`~.engines.STRUCTURAL`)."""
+    last, reasons = None, []
     for bits in PRIME_BITS:
         try:
             return step(bits)
         except BadReduction as e:
             last = e
+            reasons.append("bad-reduction")
         except LearningFailure as e:
             last = e
+            reasons.append(e.reason)
+            if repeated_structural(reasons):
+                break
     if isinstance(last, BadReduction):
         raise NotAttention(f"no prime size recovers a consistent answer ({last}): not attention "
                            f"on these queries") from None

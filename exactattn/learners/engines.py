@@ -19,7 +19,7 @@ from ..errors import LearningFailure, NotAttention
 
 __all__ = ["ModularEngine", "RealEngine", "make_engine", "PRIME_BITS", "prime_sizes",
            "ladder_prime", "ExponentsTooLarge",
-           "exponent_window"]
+           "exponent_window", "STRUCTURAL", "repeated_structural"]
 
 
 class ExponentsTooLarge(LearningFailure):
@@ -34,6 +34,19 @@ class ExponentsTooLarge(LearningFailure):
 PRIME_BITS = (62, 127, 255, 511, 1023, 2047)
 
 _PRIMES = {}
+
+
+#: failures whose reason does not depend on the prime's size: pole exponents are read back
+#: exactly in their window, and a residue is zero or not; a second prime rules out an unlucky
+#: one (reconstruction-dependent failures — not-attention, certification — climb the ladder)
+STRUCTURAL = ("colliding-poles", "invisible-head")
+
+
+def repeated_structural(reasons) -> bool:
+    """The last two prime sizes failed with the same structural reason (``reasons``: the
+    attempts so far, each a reason string or a dict with an "outcome")."""
+    last = [r["outcome"] if isinstance(r, dict) else r for r in reasons[-2:]]
+    return len(last) == 2 and last[0] == last[1] and last[0] in STRUCTURAL
 
 
 def ladder_prime(bits: int):

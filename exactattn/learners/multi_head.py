@@ -35,7 +35,7 @@ from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import as_oracle
 from .cost import check_budget, estimate_multi_head
 from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
-                      prime_sizes)
+                      prime_sizes, repeated_structural)
 from .inexact import run_inexact
 from .proves import state
 from .result import LearnResult
@@ -355,9 +355,13 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
     computation raises (a pivot or pole difference vanishing mod p, a discrete log outside
     its window, a wrong reconstruction caught by the v-sum check) — and every failed exact
     certification is retried at the next size on the same answers (no new queries).  A
-    failure is named only when every size has failed; it carries the sizes tried.  The
-    first size trusts the images' cache of exponent sets (cheaper) when a later size remains;
-    the others verify it, so a failure is always named from a verified run."""
+    failure is named when every size has failed, or when two sizes in a row (the second
+    verified) fail with the same structural reason (:data:`~.engines.STRUCTURAL`: read from exact
+    exponents and zero tests, not from the size of a reconstructed rational, so a larger
+    prime changes nothing — only an unlucky prime, which the second one rules out); it
+    carries the sizes tried.  The first size trusts the images' cache of exponent sets
+    (cheaper) when a later size remains; the others verify it, so a failure is always named
+    from a verified run."""
     H0 = schedule.H0
     window = exponent_window(answers)
     sizes = prime_sizes(answers, window=window)
@@ -378,6 +382,8 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
             tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),
                           "message": str(e)})
             last = e
+            if repeated_structural(tried):
+                break
             continue
         model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
         cert = None

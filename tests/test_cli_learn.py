@@ -80,3 +80,22 @@ def test_bad_arguments_exit_2(capsys, argv):
         code = main(argv)
         raise SystemExit(code)
     assert e.value.code == 2
+
+
+@pytest.mark.parametrize("flag", ["--save", "--certificate"])
+def test_an_output_file_in_a_missing_directory_is_refused_before_the_run(flag, tmp_path,
+                                                                         monkeypatch, capsys):
+    """The run's result is never lost at the end: a file whose directory does not exist (or
+    a directory given as a file) is a one-line error, exit 2, before any learning."""
+    import exactattn.learners.multi_head as mh
+    monkeypatch.setattr(mh, "learn_multi_head", lambda *a, **k: pytest.fail("the run started"))
+    for target, says in ((tmp_path / "missing" / "x.json", "does not exist"),
+                         (tmp_path, "is a directory")):
+        with pytest.raises(SystemExit) as e:
+            main(["learn", "multi-head", "--dim", "2", "--heads", "2", flag, str(target)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert e.value.code == 2 and len(err) == 1 and says in err[0], err
+    ok = tmp_path / "ok.json"
+    monkeypatch.undo()
+    assert main(["learn", "multi-head", "--dim", "2", "--heads", "2", "--quiet", flag,
+                 str(ok)]) == 0 and ok.exists()

@@ -33,6 +33,26 @@ def path_arg(what: str):
 nonnegative_int = int_at_least(0)
 
 
+def output_file(what: str):
+    """An argparse type: a file to write after a run — refused before the run when its
+    directory does not exist or is not writable (a long run never ends in a lost result)."""
+    def parse(text: str) -> str:
+        import argparse
+        import os
+        text = path_arg(what)(text)
+        folder = os.path.dirname(os.path.abspath(text))
+        if os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"{text} is a directory; give a {what} name")
+        if not os.path.isdir(folder):
+            raise argparse.ArgumentTypeError(f"cannot write {text}: the directory {folder} "
+                                             f"does not exist; create it or choose another path")
+        if not os.access(folder, os.W_OK):
+            raise argparse.ArgumentTypeError(f"cannot write {text}: the directory {folder} "
+                                             f"is not writable; choose another path")
+        return text
+    return parse
+
+
 def int_range(text: str):
     """'A-B' or 'A' → range(A, B+1)."""
     import argparse

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_backend_args, dump, nonnegative_int, path_arg, positive_int
+from ._common import add_backend_args, dump, nonnegative_int, output_file, path_arg, positive_int
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
@@ -67,10 +67,10 @@ def register(sub):
     p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
     p.add_argument("--model", default=None, metavar="FILE", type=path_arg("file"),
                    help="learn the model in FILE (model JSON) instead of a random one")
-    p.add_argument("--save", default=None, metavar="FILE", type=path_arg("file"),
+    p.add_argument("--save", default=None, metavar="FILE", type=output_file("file"),
                    help="write the recovered (canonical) model to FILE as model JSON")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--certificate", metavar="FILE", default=None,
+    p.add_argument("--certificate", metavar="FILE", default=None, type=output_file("file"),
                    help="exact single-head, multi-head, low-rank: write a stand-alone "
                         "identifiability certificate of the run that "
                         "'python -m proofs_checks.verify FILE' checks")

@@ -12,7 +12,7 @@ status 0 when every error is within its bound wherever the conditions hold, 1 ot
 
 from __future__ import annotations
 
-from ._common import dump, path_arg, positive_int
+from ._common import dump, output_file, positive_int
 
 VARIANTS = ("single-head", "multi-head")
 
@@ -38,7 +38,7 @@ def register(sub):
                    help=f"mp digits (default 50, at least {MIN_DPS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the model, bases and noise")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", metavar="FILE.png", default=None, type=path_arg("file"),
+    p.add_argument("--plot", metavar="FILE.png", default=None, type=output_file("file"),
                    help="draw error against τ on log axes (matplotlib)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)

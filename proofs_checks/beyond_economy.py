@@ -30,7 +30,7 @@ from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
 
 from .registry import Claim, Verdict, register
-from .certificates import new_certificate
+from .certificates import heads_json, new_certificate
 from .common import run_record
 
 __all__ = ["CLAIM", "closed_form", "structure_sum", "TARGETS"]
@@ -173,7 +173,9 @@ def run_prob1(params) -> Verdict:
     from .checker.binomial import consistent_with_bound
     from .p2_prob1 import ALPHA
     verdict = Verdict(True)
-    level = ALPHA / len(params["d,H,box,trials"])      # Bonferroni over the configurations
+    cert = new_certificate(PROB1, params)
+    tests = len(params["d,H,box,trials"])
+    level = ALPHA / tests                                # Bonferroni over the configurations
     for d, H, box, trials in params["d,H,box,trials"]:
         model, polys, factors, D, own, witness = _bad_set(d, H, params["seed"] + 10 * d + H)
         bound = Fraction(D, box)
@@ -186,11 +188,11 @@ def run_prob1(params) -> Verdict:
                        f"{' (vacuous: ≥ 1)' if bound >= 1 else ''}",
                        f"{tag}: a bad-set polynomial vanishes at the witness")
         generic = fallback = wrong = 0
-        named = {}
+        named, runs = {}, []
         for t in range(trials):
             oracle = Oracle(model)
             try:
-                res = learn_multi_head(oracle, d, heads=H, seed=1000 + t, box=box,
+                res = learn_multi_head(oracle, d, heads=H, seed=FIRST_SEED + t, box=box,
                                        schedule="economy")
             except LearningFailure as e:
                 named[e.reason] = named.get(e.reason, 0) + 1
@@ -199,8 +201,13 @@ def run_prob1(params) -> Verdict:
                 wrong += 1
             elif oracle.queries == economy_count(d, H):
                 generic += 1
+                runs.append({"seed": FIRST_SEED + t, "run": run_record(res, model)})
             else:
                 fallback += 1
+        cert["checks"].append({
+            "kind": "economy-prob1", "dim": d, "heads": H, "box": box, "trials": trials,
+            "first_seed": FIRST_SEED, "model": heads_json(model.heads), "D": D,
+            "alpha": str(ALPHA), "tests": tests, "generic": runs})
         rate = Fraction(trials - generic, trials)
         verdict.expect(wrong == 0 and consistent_with_bound(trials, trials - generic, bound, level),
                        f"{tag}: Monte Carlo {trials} runs: {generic} generic, {fallback} exact "
@@ -208,7 +215,15 @@ def run_prob1(params) -> Verdict:
                        f"wrong models; non-generic rate {float(rate):.3f} vs bound "
                        f"{float(bound):.3f} (exact binomial test at level {level})",
                        f"{tag}: {wrong} wrong models or rate {rate} > bound {bound}")
+    verdict.notes.append("the certificate carries every generic run's identifiability "
+                         "certificate with its seed; the checker re-draws U, X, checks each "
+                         "run and the binomial test, and takes D as the library derived it")
+    verdict.certificate = cert
     return verdict
+
+
+#: the Monte Carlo's seeds are FIRST_SEED, FIRST_SEED + 1, … (re-drawn by the checker)
+FIRST_SEED = 1000
 
 
 PROB1 = register(Claim(

@@ -317,3 +317,73 @@ def test_proves_states_genericity_only_where_the_draw_is_generic():
 def test_proves_for_low_rank_names_the_rank_promise(low_rank_run):
     res = low_rank_run[0]
     assert "rank ≤ 1 (a promise" in res.proves and "single head" not in res.proves
+
+
+# ---------------------------------------------------------------------- economy-prob1
+@pytest.fixture(scope="module")
+def prob1_cert():
+    from proofs_checks.registry import get_claim, run_claim
+    out = run_claim(get_claim("economy-prob1"), quick=True)
+    assert out.status == "ok", out.verdict.details
+    return json.loads(json.dumps(out.verdict.certificate))
+
+
+def test_economy_prob1_certificate_verifies(prob1_cert):
+    (finding,) = verify.verify(prob1_cert)
+    c = prob1_cert["checks"][0]
+    assert f"{len(c['generic'])} of {c['trials']} seeded draws carry a verified generic run" \
+        in finding
+
+
+def _prob1(cert):
+    return copy.deepcopy(cert["checks"][0])
+
+
+def _other_seed(c):
+    c["generic"][0]["seed"] = c["first_seed"] + c["trials"] - 1 if c["generic"][0]["seed"] \
+        != c["first_seed"] + c["trials"] - 1 else c["first_seed"]
+    c["generic"] = [c["generic"][0]]          # the seed now names a draw the run was not from
+
+
+def _rate_too_high(c):
+    c["generic"] = c["generic"][:len(c["generic"]) // 4]
+
+
+def _answer_changed(c):
+    ans = c["generic"][0]["run"]["transcript"][3]["answer"]
+    ans["num"][0][1] = str(Fraction(ans["num"][0][1]) + 1)
+
+
+def _another_model(c):
+    W = c["generic"][0]["run"]["model"][0]["W"]
+    W[0][0] = str(Fraction(W[0][0]) + 1)
+
+
+def _fallback_as_generic(c):
+    c["generic"][0]["run"]["transcript"].pop()
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (_other_seed, "not the draw of its seed"),
+    (lambda c: c["generic"].__setitem__(1, copy.deepcopy(c["generic"][0])), "recorded twice"),
+    (_rate_too_high, "reject Pr ≤ D/box"),
+    (_answer_changed, "answer"),
+    (_another_model, "not of the recorded model"),
+    (_fallback_as_generic, "not the generic count"),
+    (lambda c: c.update(alpha="1/2"), "α must be"),
+    (lambda c: c.update(tests=2), "Bonferroni"),
+    (lambda c: c["generic"][0].update(seed=c["first_seed"] + c["trials"]), r"seed: \d+ > \d+"),
+])
+def test_economy_prob1_checker_rejects_forgeries(prob1_cert, tamper, message):
+    from proofs_checks.checker.economy_prob1 import check_economy_prob1
+    c = _prob1(prob1_cert)
+    tamper(c)
+    with pytest.raises(Rejected, match=message):
+        check_economy_prob1(c, [c])
+
+
+def test_economy_prob1_generic_count_is_the_structure_count():
+    from proofs_checks.checker.economy_prob1 import generic_count
+    from exactattn.learners.economy_structure import economy_count
+    assert all(generic_count(d, H) == economy_count(d, H)
+               for d in range(1, 7) for H in range(1, d + 1))

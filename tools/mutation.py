@@ -170,6 +170,13 @@ MUTANTS = [
      [("exactattn/learners/engines.py", 'STRUCTURAL = ("colliding-poles", "invisible-head")',
        'STRUCTURAL = ("colliding-poles", "invisible-head", "not-attention", '
        '"certification-failed")')]),
+    ("M46", "checker: economy-prob1 runs not required to be the draw of their seed",
+     [(C + "economy_prob1.py", "    require(isinstance(vec, dict) and [[rat(x, \"U\")",
+       "    require(True or isinstance(vec, dict) and [[rat(x, \"U\")")]),
+    ("M47", "checker: economy-prob1 seeds may repeat",
+     [(C + "economy_prob1.py", "    require(seed not in seen,", "    require(True or seed not in seen,")]),
+    ("M48", "checker: economy-prob1 counts its runs without checking them",
+     [(C + "economy_prob1.py", "        check_run(run)\n", "        pass\n")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -79,7 +79,7 @@ CLAIMS = {
     "economy-prob1": ("beyond the papers: economy genericity",
                       "the economy schedule's generic run (exact, structure count) fails only on "
                       "a proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong "
-                      "model", set()),
+                      "model", {"economy-prob1"}),
 }
 
 
@@ -214,6 +214,15 @@ def params_economy_count(p, checks):
 
 
 
+def params_economy_prob1(p, checks):
+    """One economy-prob1 record per (d, H, box, trials), in order."""
+    require(set(p) == {"d,H,box,trials"}, "params: expected {d,H,box,trials}")
+    got = [[c.get("dim"), c.get("heads"), c.get("box"), c.get("trials")]
+           for c in _of(checks, "economy-prob1")]
+    require(got == [list(x) for x in p["d,H,box,trials"]] and len(got) == len(checks),
+            "params: the Monte Carlo records do not cover (d, H, box, trials)")
+
+
 def params_p2_nonunique(p, checks):
     """The lemma at d = 2, H0 = 2, with the learner's run on the two-head oracle."""
     require(set(p) == {"d", "H0", "box"} and p["d"] == 2 and p["H0"] == 2,
@@ -233,7 +242,7 @@ PARAMS = {"run": params_run, "floor": params_floor, "economy-count": params_econ
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
-          "P2-nonunique": params_p2_nonunique}
+          "P2-nonunique": params_p2_nonunique, "economy-prob1": params_economy_prob1}
 
 
 #: the fields of the sympy records each claim writes

@@ -4,7 +4,8 @@ Kinds and their modules (one module per kind; a new kind adds one line to :data:
 ``run`` (:mod:`.run`, with one module per learner), ``count`` / ``count-derivation`` /
 ``count-fit`` (:mod:`.count`), ``same-function`` (:mod:`.recovery`), ``copy-count`` /
 ``rational-form`` (:mod:`.copy_count`), ``determinant`` (:mod:`.determinant`), ``bad-set``
-(:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`).
+(:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`), ``floor`` (:mod:`.floor`),
+``economy-count`` (:mod:`.economy_count`), ``economy-prob1`` (:mod:`.economy_prob1`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
 from .determinant import check_determinant
 from .economy_count import check_economy_count
+from .economy_prob1 import check_economy_prob1
 from .floor import check_floor
 from .nonunique import check_non_unique
 from .parse import Rejected, load, only, require
@@ -36,6 +38,7 @@ KINDS = {
     "non-unique": check_non_unique,
     "floor": check_floor,
     "economy-count": check_economy_count,
+    "economy-prob1": check_economy_prob1,
 }
 
 MAX_CHECKS = 200

@@ -105,7 +105,7 @@ def _low_rank(verdict, cert, d, H, r, rng):
     recovered = res.model.head_set() == model.canonical().head_set()
     p, tau, L, factors, prof, rows, cols = certify_low_rank(model, r, queries, rng)
     P = low_rank_floor(d, H, r)
-    first = rows[-1] + 1 if prof.rank == P else None
+    first = prof.first_reaching(P)
     tag = f"low-rank d={d} H={H} r={r}"
     verdict.expect(
         recovered and prof.rank == P,

@@ -156,8 +156,12 @@ class RankProfile:
 
     def first_full(self):
         """The least k with rank(first k) = number of columns, or None."""
+        return self.first_reaching(self.columns)
+
+    def first_reaching(self, rank: int):
+        """The least k with rank(first k) = ``rank``, or None."""
         for k, r in enumerate(self.curve, 1):
-            if r == self.columns:
+            if r == rank:
                 return k
         return None
 
@@ -197,6 +201,15 @@ def certify_full_rank(model, queries, rng: random.Random, tries: int = 4):
     """Find (p, τ) with φ(J) of full column rank: returns (p, τ, L, RankProfile, minor_rows).
     When the rank is below the number of columns at every try, returns the last profile (the
     caller reports the deficit: no certificate of full rank exists then, or τ was unlucky)."""
+    p, tau, L, _, prof = _search(model, queries, rng, tries)
+    return p, tau, L, prof, prof.pivot_rows
+
+
+def _search(model, queries, rng: random.Random, tries: int, target=None, transform=None):
+    """(p, τ, L, rows, RankProfile) of the first of ``tries`` random (p, τ) at which φ(J) —
+    each row passed through ``transform(row, p)`` when given — reaches rank ``target``
+    (default: its number of columns), else of the last lucky one; UnluckyReduction when
+    every (p, τ) was unlucky."""
     L = score_denominator(model, queries)
     last = None
     for _ in range(tries):
@@ -204,11 +217,13 @@ def certify_full_rank(model, queries, rng: random.Random, tries: int = 4):
         tau = rng.randrange(2, p - 1)
         try:
             rows = jacobian_mod_p(model, queries, p, tau, L)
+            if transform is not None:
+                rows = [transform(x, p) for x in rows]
         except UnluckyReduction:
             continue
         prof = rank_profile(rows, p)
-        last = (p, tau, L, prof, prof.pivot_rows)
-        if prof.rank == prof.columns:
+        last = (p, tau, L, rows, prof)
+        if prof.rank == (prof.columns if target is None else target):
             return last
     if last is None:
         raise UnluckyReduction(f"every (p, τ) of {tries} tries was unlucky")
@@ -267,20 +282,8 @@ def certify_low_rank(model, r: int, queries, rng: random.Random, tries: int = 4)
     when the rank stays below (module docstring, "Low rank")."""
     d = len(model.heads[0].W)
     factors = [rank_factors(h.W, r) for h in model.heads]
-    L = score_denominator(model, queries)
-    last = None
-    for _ in range(tries):
-        p = random_prime_63(rng)
-        tau = rng.randrange(2, p - 1)
-        try:
-            rows = [factored_row(x, factors, d, p) for x in jacobian_mod_p(model, queries, p, tau, L)]
-        except UnluckyReduction:
-            continue
-        prof = rank_profile(rows, p)
-        cols = rank_profile([list(c) for c in zip(*rows)], p).pivot_rows
-        last = (p, tau, L, factors, prof, prof.pivot_rows, cols)
-        if prof.rank == len(model.heads) * (r * (2 * d - r) + d):
-            return last
-    if last is None:
-        raise UnluckyReduction(f"every (p, τ) of {tries} tries was unlucky")
-    return last
+    p, tau, L, rows, prof = _search(model, queries, rng, tries,
+                                    target=len(model.heads) * (r * (2 * d - r) + d),
+                                    transform=lambda x, q: factored_row(x, factors, d, q))
+    cols = rank_profile([list(c) for c in zip(*rows)], p).pivot_rows
+    return p, tau, L, factors, prof, prof.pivot_rows, cols

@@ -3,7 +3,6 @@ its rank profile, the claims floor and economy-count, and the stdlib checker's k
 economy-count with the tampered certificates each must reject."""
 
 import copy
-import json
 import random
 from fractions import Fraction
 
@@ -12,7 +11,6 @@ import sympy
 
 import exactattn as ea
 from exactattn.analysis import floor as F
-from proofs_checks import get_claim, run_claim
 from proofs_checks.checker import verify
 from proofs_checks.checker import Rejected
 from proofs_checks.checker import economy_count as checker_count
@@ -80,11 +78,8 @@ def test_p1_schedule_sits_exactly_on_the_floor():
 
 
 @pytest.fixture(scope="module")
-def floor_cert():
-    claim = get_claim("floor")
-    out = run_claim(claim, quick=True)
-    assert out.status == "ok", out.verdict.details
-    return json.loads(json.dumps(out.verdict.certificate))
+def floor_cert(quick_certificate):
+    return quick_certificate("floor")
 
 
 def test_floor_claim_quick_and_its_certificate_verifies(floor_cert):
@@ -212,10 +207,8 @@ def test_factored_rows_agree_between_library_and_checker():
 
 # ------------------------------------------------------------------ economy-count
 @pytest.fixture(scope="module")
-def count_cert():
-    out = run_claim(get_claim("economy-count"), quick=True)
-    assert out.status == "ok", out.verdict.details
-    return json.loads(json.dumps(out.verdict.certificate))
+def count_cert(quick_certificate):
+    return quick_certificate("economy-count")
 
 
 def test_economy_count_certificate_verifies(count_cert):
@@ -261,9 +254,8 @@ def test_economy_count_checker_catches_a_wrong_structure_copy(count_cert, monkey
         checker_count.check_economy_count(checks[_counts(count_cert)[0]], checks)
 
 
-def test_economy_prob1_quick_holds():
-    out = run_claim(get_claim("economy-prob1"), quick=True)
-    assert out.status == "ok", out.verdict.details
+def test_economy_prob1_quick_holds(quick_claim):
+    out = quick_claim("economy-prob1")
     assert any("0 wrong models" in d for d in out.verdict.details)
 
 

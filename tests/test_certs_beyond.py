@@ -246,11 +246,8 @@ def test_skipping_the_direction_rules_is_caught(monkeypatch, economy_run):
 
 # ------------------------------------------------------------------ economy-count ↔ run
 @pytest.fixture(scope="module")
-def count_cert():
-    from proofs_checks import get_claim, run_claim
-    out = run_claim(get_claim("economy-count"), quick=True)
-    assert out.status == "ok", out.verdict.details
-    return _json(out.verdict.certificate)
+def count_cert(quick_certificate):
+    return quick_certificate("economy-count")
 
 
 def test_economy_count_records_point_at_their_runs(count_cert):
@@ -321,11 +318,8 @@ def test_proves_for_low_rank_names_the_rank_promise(low_rank_run):
 
 # ---------------------------------------------------------------------- economy-prob1
 @pytest.fixture(scope="module")
-def prob1_cert():
-    from proofs_checks.registry import get_claim, run_claim
-    out = run_claim(get_claim("economy-prob1"), quick=True)
-    assert out.status == "ok", out.verdict.details
-    return json.loads(json.dumps(out.verdict.certificate))
+def prob1_cert(quick_certificate):
+    return quick_certificate("economy-prob1")
 
 
 def test_economy_prob1_certificate_verifies(prob1_cert):

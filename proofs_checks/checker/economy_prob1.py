@@ -31,6 +31,7 @@ from fractions import Fraction
 
 from .bad_set import draw
 from .binomial import consistent_with_bound
+from .economy_count import _eval, _mul, blocks
 from .parse import fmt, heads, integer, listed, only, rat, require, same_json
 from .run import check_run
 
@@ -39,10 +40,11 @@ MAX_TRIALS = 20000
 
 
 def generic_count(d: int, H: int) -> int:
-    """The economy schedule's generic count (dual path, H ≥ 2, H ≤ d; H = 1: d² + d + 1)."""
-    if H == 1:
-        return d * d + d + 1
-    return 1 + 2 * H * d + (d - 1) * (1 + H * d + H * (H - 1) // 2)
+    """The economy schedule's generic count (dual path, H ≤ d): Σ multiplicity × samples over
+    this checker's copy of the block structure (:func:`.economy_count.blocks`; no matching
+    block for one head)."""
+    return int(sum(_eval(_mul(m, s), d, H, H) for m, s, _ in
+                   blocks("economy", "dual", matching=H >= 2).values()))
 
 
 def _seeded_run(entry, k, d, box, first, trials, model_json, seen):

@@ -51,29 +51,25 @@ class TimedOracle(ea.Oracle):
             self.seconds += time.perf_counter() - t
 
 
+def _timed(fn, oracle):
+    """``fn`` wrapped to add up its wall time, less the oracle's time inside it."""
+    spent = {"seconds": 0.0}
+
+    def wrapper(*a, **k):
+        t, asked = time.perf_counter(), oracle.seconds
+        try:
+            return fn(*a, **k)
+        finally:
+            spent["seconds"] += time.perf_counter() - t - (oracle.seconds - asked)
+    return wrapper, spent
+
+
 def one_run(d, H, seed):
     model = ea.random_multi_head(d, H, seed=seed)
     oracle = TimedOracle(model, backend="exact")
-    cert = {"seconds": 0.0}
-    certify = mh._certify
-
-    def timed_certify(*a, **k):
-        t = time.perf_counter()
-        try:
-            return certify(*a, **k)
-        finally:
-            cert["seconds"] += time.perf_counter() - t
-
-    validate = mh._validate
-    evidence = {"seconds": 0.0}
-
-    def timed_validate(*a, **k):
-        t, spent = time.perf_counter(), oracle.seconds
-        try:
-            return validate(*a, **k)
-        finally:
-            evidence["seconds"] += time.perf_counter() - t - (oracle.seconds - spent)
-
+    certify, validate = mh._certify, mh._validate
+    timed_certify, cert = _timed(certify, oracle)
+    timed_validate, evidence = _timed(validate, oracle)
     mh._certify, mh._validate = timed_certify, timed_validate
     try:
         t = time.perf_counter()

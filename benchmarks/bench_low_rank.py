@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 
 import exactattn as ea
-from exactattn.learners.low_rank import learn_low_rank, random_low_rank_head, skeleton_queries
+from exactattn.learners.p1.low_rank import learn_low_rank, random_low_rank_head, skeleton_queries
 
 THRESHOLD = 1e-6
 
@@ -67,7 +67,7 @@ def skeleton_rows(d, r, trials):
 
 def baseline_rows(d, r, trials, ms):
     try:
-        from exactattn.learners.cs_baseline import learn_low_rank_cs, require_cvxpy
+        from exactattn.learners.p1.cs_baseline import learn_low_rank_cs, require_cvxpy
         cp = require_cvxpy()
     except ImportError as e:
         print(f"\nP1 Thm 5.1 baseline skipped: {e}")

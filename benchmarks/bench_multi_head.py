@@ -44,8 +44,8 @@ def family_samples(H=3, d=4, seed=1, box=3):
 def time_modular_interpolation(samples, H, reps=50):
     """Images in F_p, interpolation, discrete logs and rational reconstruction of one family
     (the engine — prime and primitive root — is set up once per learner run, not timed)."""
-    from exactattn.learners.interpolation import solve_family
-    from exactattn.learners.engines import ModularEngine
+    from exactattn.learners.p2.interpolation import solve_family
+    from exactattn.learners.p2.engines import ModularEngine
     eng = ModularEngine(samples, 62, random.Random(0))
     t = time.perf_counter()
     for _ in range(reps):

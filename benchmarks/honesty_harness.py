@@ -42,10 +42,10 @@ from fractions import Fraction
 
 import exactattn as ea
 from exactattn.analysis import adversaries as adv
-from exactattn.learners.compare import parameter_error
-from exactattn.learners.low_rank import learn_low_rank, random_low_rank_head
+from exactattn.learners.result.compare import parameter_error
+from exactattn.learners.p1.low_rank import learn_low_rank, random_low_rank_head
 from exactattn.learners.multi_head import learn_multi_head
-from exactattn.learners.single_head import learn_single_head
+from exactattn.learners.p1.single_head import learn_single_head
 from exactattn.oracles.oracle import Rounding
 
 OUTCOMES = ("recovered", "named", "WRONG", "crash")

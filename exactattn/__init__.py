@@ -22,21 +22,21 @@ __version__ = "0.1.0"
 
 #: names imported on first use: name -> submodule
 _LAZY = {
-    "learn_single_head": "learners.single_head",
+    "learn_single_head": "learners.p1.single_head",
     "learn_multi_head": "learners.multi_head",
-    "learn_low_rank": "learners.low_rank",
-    "learn_single_head_noisy": "learners.noisy",
-    "learn_multi_head_noisy": "learners.noisy",
-    "learn_single_head_membership": "learners.membership",
-    "learn_transformer": "learners.transformer",
+    "learn_low_rank": "learners.p1.low_rank",
+    "learn_single_head_noisy": "learners.p1.noisy",
+    "learn_multi_head_noisy": "learners.p2.noisy",
+    "learn_single_head_membership": "learners.p1.membership",
+    "learn_transformer": "learners.transformer.one_layer",
     "LearnResult": "learners.result",
-    "parameter_error": "learners.compare",
+    "parameter_error": "learners.result.compare",
     "MembershipOracle": "oracles.membership",
     "OneLayerTransformer": "models.transformer",
     "random_transformer": "models.transformer",
     "same_transformer_function": "models.transformer",
-    "from_sympy": "oracles.adapters.sympy",
-    "numpy_oracle": "oracles.adapters.numpy",
+    "from_sympy": "arith.sympy_elements",
+    "numpy_oracle": "adapters.numpy",
     "infer_backend": "oracles.oracle",
 }
 

@@ -20,7 +20,7 @@ import exactattn as ea
 from exactattn.arith import get_backend
 from exactattn.analysis.experiments import copy_count_samples, copy_count_terms
 from exactattn.arith.fields import RealField
-from exactattn.learners.interpolation import fit_rational, poles_and_residues, poly_eval
+from exactattn.learners.p2.interpolation import fit_rational, poles_and_residues, poly_eval
 
 from _common import parser, pyplot, save
 

@@ -6,7 +6,7 @@ exactly 2(H0 − H) more (the first family's extra samples); docs/design.md §10
 1. Measured: for every (d, H) of the grid a seeded random model is learned with
    ``schedule="economy"`` (H known) and ``schedule="adaptive"`` (H0 = 2H); every query is tagged
    with its block, the per-block counts must equal the block structure of
-   :mod:`exactattn.learners.economy_structure` at (d, H, H0), the recovered heads must equal
+   :mod:`exactattn.learners.beyond.economy_structure` at (d, H, H0), the recovered heads must equal
    the canonical form exactly, and the run is certified exactly in Q(t) by the learner; each
    count record points at the run's identifiability certificate (a ``run`` record: the
    checker rebuilds the schedule, re-checks every answer and the genericity conditions at the
@@ -25,7 +25,7 @@ from fractions import Fraction
 import sympy
 
 from exactattn.analysis.floor import dimension_floor
-from exactattn.learners.economy_structure import count_polynomial, economy_blocks, economy_count, peval
+from exactattn.learners.beyond.economy_structure import count_polynomial, economy_blocks, economy_count, peval
 from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
 
@@ -138,7 +138,7 @@ CLAIM = register(Claim(
            "full": {"d,H": [[2, 2], [3, 2], [3, 3], [4, 2], [4, 3], [5, 3], [6, 4], [8, 4],
                             [2, 3], [3, 4], [10, 5]]}},
     run=run,
-    needs=("exactattn.learners.economy",)))
+    needs=("exactattn.learners.beyond.economy",)))
 
 
 # ---------------------------------------------------------------------- probability one
@@ -235,4 +235,4 @@ PROB1 = register(Claim(
            "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100], [2, 2, 40, 200]],
                     "seed": 0}},
     run=run_prob1,
-    needs=("exactattn.learners.economy",)))
+    needs=("exactattn.learners.beyond.economy",)))

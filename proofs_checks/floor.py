@@ -38,7 +38,7 @@ SCHEDULES = ("P1", "P2", "economy", "adaptive")
 def run_schedule(name, d, H, seed):
     """Learn a seeded (d, H) model with one schedule: (model, result, queries)."""
     from exactattn.learners.multi_head import learn_multi_head
-    from exactattn.learners.single_head import learn_single_head
+    from exactattn.learners.p1.single_head import learn_single_head
     model = random_multi_head(d, H, seed=seed)
     oracle = Oracle(model)
     if name == "P1":
@@ -97,7 +97,7 @@ def _low_rank(verdict, cert, d, H, r, rng):
     """One multi-head low-rank run against its own floor H(r(2d − r) + d)."""
     from exactattn.analysis.beyond import low_rank_model
     from exactattn.learners.multi_head import learn_multi_head
-    from exactattn.learners.multi_low_rank import low_rank_floor
+    from exactattn.learners.beyond.multi_low_rank import low_rank_floor
     model = low_rank_model(d, H, r, seed=10 * d + H + 100 * r)
     oracle = Oracle(model)
     res = learn_multi_head(oracle, d, heads=H, rank=r, seed=0)

@@ -34,7 +34,7 @@ def published_max_length(d: int) -> int:
 
 def run(params) -> Verdict:
     """Learn a random head for every d in params["d"] and compare with P1 Thm 4.1."""
-    from exactattn.learners.single_head import learn_single_head
+    from exactattn.learners.p1.single_head import learn_single_head
     verdict = Verdict(True)
     cert = new_certificate(CLAIM, params)
     for d in params["d"]:
@@ -61,4 +61,4 @@ CLAIM = register(Claim(
     statement="a single head (W, v) is learned exactly from d²+d value queries of length ≤ 2",
     sizes={"quick": {"d": [1, 2, 3], "seed": 0}, "full": {"d": [1, 2, 3, 4, 5, 6], "seed": 0}},
     run=run,
-    needs=("exactattn.learners.single_head",)))
+    needs=("exactattn.learners.p1.single_head",)))

@@ -41,7 +41,7 @@ def cs_grid(d: int, fractions) -> list:
 
 
 def _exact_skeleton(verdict, cert, d, r, seed):
-    from exactattn.learners.low_rank import learn_low_rank, random_low_rank_head
+    from exactattn.learners.p1.low_rank import learn_low_rank, random_low_rank_head
     head = random_low_rank_head(d, r, seed=seed)
     oracle = Oracle(head)
     res = learn_low_rank(oracle, d, rank=r, seed=seed)
@@ -69,14 +69,14 @@ def _cs_baseline(verdict, d, rs, fractions, trials, seed):
     """P1 Thm 5.1 baseline: success rate of nuclear-norm minimisation against m (float, not
     certified), beside the exact skeleton's count; `partial` when cvxpy is missing."""
     try:
-        from exactattn.learners.cs_baseline import learn_low_rank_cs, require_cvxpy
+        from exactattn.learners.p1.cs_baseline import learn_low_rank_cs, require_cvxpy
         require_cvxpy()
     except ImportError:
         verdict.skip("compressed-sensing baseline not checked: cvxpy is not installed "
                      "(pip install exactattn[cvx])")
         return
     import numpy as np
-    from exactattn.learners.low_rank import random_low_rank_head
+    from exactattn.learners.p1.low_rank import random_low_rank_head
     ms = cs_grid(d, fractions)
     for r in rs:
         rates = []
@@ -123,4 +123,4 @@ CLAIM = register(Claim(
                     "cs_m_over_d2": [Fraction(k, 8) for k in range(1, 6)], "cs_trials": 6,
                     "seed": 0}},
     run=run,
-    needs=("exactattn.learners.low_rank",)))
+    needs=("exactattn.learners.p1.low_rank",)))

@@ -3,7 +3,7 @@
 (P1 Thm 6.1; docs/design.md §4.4).
 
 The constants hidden in P1's O are made explicit by the derivation in
-:func:`exactattn.learners.noisy.learn_single_head_noisy`: ε_v = √d·τ and
+:func:`exactattn.learners.p1.noisy.learn_single_head_noisy`: ε_v = √d·τ and
 ε_W = d·B(15B + 10σ(1/2))·τ/(μ − τ).  For every d of the grid a seeded random real head is
 learned through mp oracles with adversarial (±τ) and random (uniform in [−τ, τ]) noise over a
 sweep of τ; B = ‖W‖_F(1 + 10⁻³) and μ = min|v_i|(1 − 10⁻³) are told to the learner.  Checked:
@@ -70,4 +70,4 @@ CLAIM = register(Claim(
            "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
                     "modes": ["adversarial", "random"], "dps": 50, "seed": 0}},
     run=run,
-    needs=("exactattn.learners.noisy",)))
+    needs=("exactattn.learners.p1.noisy",)))

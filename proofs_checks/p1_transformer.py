@@ -1,5 +1,5 @@
 """P1-transformer: the one-layer reduction for a single head (P1; docs/design.md §1;
-exactattn.learners.transformer.learn_transformer_p1).
+exactattn.learners.transformer.one_layer.learn_transformer_p1).
 
 W from P1 Thm 4.1 on antisymmetric queries T(X) − T(−X) (d² + d of them, 2(d² + d) oracle
 calls), the FFN from length-1 queries T([x]) = Σ_j w_j ReLU((V a_j)·x) by the exact bias-free
@@ -34,7 +34,7 @@ def attention_only_count(d: int) -> int:
 
 def run(params) -> Verdict:
     """Learn the grid, check exact agreement, report counts; then V A w = 0."""
-    from exactattn.learners.transformer import learn_transformer_p1
+    from exactattn.learners.transformer.one_layer import learn_transformer_p1
     verdict = Verdict(True)
     for d in params["d"]:
         for k in params["k"]:
@@ -61,7 +61,7 @@ def run(params) -> Verdict:
 
 
 def _check_violation(verdict, params):
-    from exactattn.learners.transformer import learn_transformer_p1
+    from exactattn.learners.transformer.one_layer import learn_transformer_p1
     d = max(2, min(params["d"]))
     base = random_transformer(d, 1, 2, seed=params["seed"] + 7)
     Aw = [sum(base.A[i][j] * base.w[j] for j in range(base.hidden)) for i in range(d)]
@@ -83,4 +83,4 @@ CLAIM = register(Claim(
     sizes={"quick": {"d": [1, 2, 3], "k": [2, 4], "fresh": 100, "seed": 0},
            "full": {"d": [1, 2, 3, 4, 5], "k": [2, 4, 6], "fresh": 100, "seed": 0}},
     run=run,
-    needs=("exactattn.learners.transformer",)))
+    needs=("exactattn.learners.transformer.one_layer",)))

@@ -1,6 +1,6 @@
 """P2-approx: with answers off by at most τ, the multi-head learner's parameter error is at
 most C·τ for a model- and query-dependent constant C (P2 approximate-oracle bound;
-docs/design.md §4.4).  P2 does not publish C; here it is computed (:mod:`exactattn.learners.sensitivity`).
+docs/design.md §4.4).  P2 does not publish C; here it is computed (:mod:`exactattn.learners.p2.sensitivity`).
 
 For each (d, H) of the grid a seeded random real model is learned on mp through noisy
 oracles, τ over decades towards 0.  C is the ∞→∞ norm of the Jacobian of the learner's
@@ -16,7 +16,7 @@ twice the working precision).  Checked, at every τ where the conditions hold:
 4. the conditions under which C is finite (pole separation, residues, conditioning of U, X)
    are reported, and hold at the smallest τ.
 
-5. rigorous (certified ball arithmetic, :mod:`exactattn.learners.enclosure`): the learner
+5. rigorous (certified ball arithmetic, :mod:`exactattn.learners.p2.enclosure`): the learner
    run on adversarial ±τ answers, told the precision τ, returns a certified enclosure of its
    heads valid for EVERY answer vector within ±τ.  Over τ rising by decades from the
    smallest until the enclosure stops existing (the balls can no longer certify a decision:
@@ -75,8 +75,8 @@ def _check_mode(verdict, out, label, worst_case):
 def _rigorous(verdict, d, H, sens, params):
     """Item 5 of the module docstring."""
     import mpmath
-    from exactattn.learners.compare import parameter_error
-    from exactattn.learners.enclosure import Enclosure, enclosure_contains
+    from exactattn.learners.result.compare import parameter_error
+    from exactattn.learners.p2.enclosure import Enclosure, enclosure_contains
     from exactattn.learners.multi_head import learn_multi_head
     from exactattn.models.attention import random_multi_head
     from exactattn.oracles.oracle import Additive, Oracle
@@ -160,4 +160,4 @@ CLAIM = register(Claim(
                                  "1e-9,1e-8,1e-7,1e-6,1e-5,1e-4,1e-3",
                     "modes": ["adversarial", "random", "worst-case"], "dps": 50, "seed": 0}},
     run=run,
-    needs=("exactattn.learners.sensitivity",)))
+    needs=("exactattn.learners.p2.sensitivity",)))

@@ -2,7 +2,7 @@
 with H₀ in place of H when only a bound H₀ ≥ H is known (P2, abstract; docs/design.md §4.3).
 
 1. Proved (for all d ≥ 1, H₀ ≥ 1): the count and the maximum length are read off the
-   Schedule's own declarative structure (:data:`exactattn.learners.schedule.STRUCTURE`, from
+   Schedule's own declarative structure (:data:`exactattn.learners.p2.schedule.STRUCTURE`, from
    which the learner's queries are generated) as polynomials in d and H₀ — initial queries,
    then per block (families) × Π(loop lengths) × 2H₀ samples of length m + 1 — and must equal
    4H₀d² − 2H₀ + 1 and 2H₀ + 1 identically (sympy; the checker re-derives both with its own
@@ -52,7 +52,7 @@ def derived_count(structure=None):
     """(count, maximum length) of the schedule, read off its declarative structure as
     polynomials in d and H₀ (docs/design.md §4.3): the initial queries plus, per block,
     (families per loop point) × Π (hi − lo + 1) × 2H₀ samples, sample m of length m + 1."""
-    from exactattn.learners.schedule import STRUCTURE
+    from exactattn.learners.p2.schedule import STRUCTURE
     st = STRUCTURE if structure is None else structure
     families = sum((len(b["families"]) * sympy.Mul(*[_bound(hi) - _bound(lo) + 1
                                                      for _, lo, hi in b["loops"]])
@@ -152,7 +152,7 @@ def _fit(verdict, cert, points, lengths):
                    f"(polynomial identity)",
                    f"the Schedule's structure gives {count} queries of length ≤ {length}, not "
                    f"{target} and 2·H0 + 1")
-    from exactattn.learners.schedule import STRUCTURE
+    from exactattn.learners.p2.schedule import STRUCTURE
     cert["checks"].append({"kind": "count-derivation", "formula": "multi-head",
                            "structure": STRUCTURE, "count": _terms(count),
                            "max_length": _terms(length)})

@@ -77,7 +77,8 @@ def distinguishing_query(one, two, d=2, span=2):
 
 def run(params) -> Verdict:
     """Construct the lemma's pair at the learner's draw, check it, run the learner on both."""
-    from exactattn.learners.multi_head import draw_bases, learn_multi_head
+    from exactattn.learners.multi_head import learn_multi_head
+    from exactattn.learners.p2.recovery import draw_bases
     from .checker.run_multi_head import violations
     verdict = Verdict(True)
     cert = new_certificate(CLAIM, params)

@@ -103,7 +103,7 @@ def binomial_upper_limit(n: int, k: int, level: Fraction, bits: int = 24) -> Fra
 
 
 def _config(verdict, cert, d, H, box, trials, seed, tests):
-    from exactattn.learners.multi_head import draw_bases
+    from exactattn.learners.p2.recovery import draw_bases
     from .checker.binomial import consistent_with_bound
     model, polys, factors, factorisations, D, bound, exact = analyse(d, H, box, seed)
     params = {"model": model, "dim": d, "H": H, "box": box}

@@ -1,6 +1,6 @@
 """P2-transformer: a one-layer Transformer with a bias-free ReLU FFN (docs/design.md §1) is recovered
 up to functional equivalence from value queries (P2 Transformer extension;
-exactattn.learners.transformer.learn_transformer_p2).
+exactattn.learners.transformer.one_layer.learn_transformer_p2).
 
 For every (d, H, k) of the grid a seeded random rational Transformer is learned through a
 counting, no-peek oracle on the exact backend:
@@ -57,7 +57,7 @@ def invisible_head_model(d: int, seed: int) -> OneLayerTransformer:
 
 def run(params) -> Verdict:
     """Learn the grid, check exact agreement, report counts; then the C1 violation."""
-    from exactattn.learners.transformer import learn_transformer_p2
+    from exactattn.learners.transformer.one_layer import learn_transformer_p2
     verdict = Verdict(True)
     for d in params["d"]:
         for H in params["H"]:
@@ -95,7 +95,7 @@ def _check_run(verdict, params, d, H, k, model, oracle, res, seed):
 
 
 def _check_violation(verdict, params):
-    from exactattn.learners.transformer import learn_transformer_p2
+    from exactattn.learners.transformer.one_layer import learn_transformer_p2
     d = max(2, min(params["d"]))
     bad = invisible_head_model(d, params["seed"] + 7)
     try:
@@ -114,4 +114,4 @@ CLAIM = register(Claim(
     sizes={"quick": {"d": [2, 3], "H": [1, 2], "k": [2], "fresh": 100, "seed": 0},
            "full": {"d": [2, 3, 4], "H": [1, 2, 3], "k": [2, 4], "fresh": 100, "seed": 0}},
     run=run,
-    needs=("exactattn.learners.transformer",)))
+    needs=("exactattn.learners.transformer.one_layer",)))

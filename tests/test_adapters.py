@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import exactattn as ea
 from exactattn.arith import exp_rational
-from exactattn.oracles.adapters import sympy as sympy_adapter
+from exactattn.arith import sympy_elements as sympy_adapter
 
 
 def _sympy_output(model, X):

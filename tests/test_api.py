@@ -13,7 +13,7 @@ import pytest
 import exactattn as ea
 from exactattn.analysis.noise_sweep import single_head_assumptions
 from exactattn.arith import get_backend
-from exactattn.learners.compare import Comparison
+from exactattn.learners.result.compare import Comparison
 from exactattn.oracles.oracle import Additive, infer_backend
 
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings, strategies as st
 import exactattn as ea
 from exactattn.arith.fields import PrimeField
 from exactattn.errors import LearningFailure
-from exactattn.learners import economy
-from exactattn.learners.economy_structure import (economy_blocks, economy_count,
+from exactattn.learners.beyond import economy
+from exactattn.learners.beyond.economy_structure import (economy_blocks, economy_count,
                                                   count_polynomial, peval)
-from exactattn.learners.limit_interpolation import fit_with_limit, solve_family_with_limit
+from exactattn.learners.beyond.limit_interpolation import fit_with_limit, solve_family_with_limit
 from exactattn.learners.multi_head import learn_multi_head
 
 FAILURES = {"singular-basis", "colliding-poles", "invisible-head", "ambiguous-matching",
@@ -286,7 +286,7 @@ def test_limit_interpolation_rejects_too_many_poles():
 
 # ------------------------------------------------------------------ multi-head low rank
 from exactattn.analysis.beyond import low_rank_model  # noqa: E402
-from exactattn.learners import multi_low_rank  # noqa: E402
+from exactattn.learners.beyond import multi_low_rank  # noqa: E402
 
 
 @pytest.mark.parametrize("d,H,r", [(4, 2, 1), (4, 3, 2), (5, 2, 3), (6, 3, 2)])

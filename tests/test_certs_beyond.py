@@ -17,10 +17,11 @@ import exactattn as ea
 from exactattn.analysis.beyond import low_rank_model
 from exactattn.arith import get_backend
 from exactattn.cli.main import main
-from exactattn.learners import economy
-from exactattn.learners.economy_generic import economy_violations
+from exactattn.learners.beyond import economy
+from exactattn.learners.beyond.genericity import economy_violations
 from exactattn.learners.multi_head import learn_multi_head
-from exactattn.learners.proves import state
+from exactattn.learners.beyond.genericity import statement
+from exactattn.learners.result.proves import state
 from proofs_checks import verify
 from proofs_checks.certificates import element_json, heads_json, vector_json
 from proofs_checks.checker import economy_count as checker_count
@@ -307,7 +308,7 @@ def test_proves_states_genericity_only_where_the_draw_is_generic():
     v = res.heads[res.extra["head_order"][0]].v
     res.extra["U"][1] = [v[1], -v[0], Fraction(0)]              # head invisible at u2
     assert "a head is invisible at u2" in economy_violations(res)
-    state(res, 2, kind="economy")
+    state(res, 2, statement(res, 2))
     assert "not generic for it" in res.proves and "may give the same answers" in res.proves
 
 
@@ -378,6 +379,6 @@ def test_economy_prob1_checker_rejects_forgeries(prob1_cert, tamper, message):
 
 def test_economy_prob1_generic_count_is_the_structure_count():
     from proofs_checks.checker.economy_prob1 import generic_count
-    from exactattn.learners.economy_structure import economy_count
+    from exactattn.learners.beyond.economy_structure import economy_count
     assert all(generic_count(d, H) == economy_count(d, H)
                for d in range(1, 7) for H in range(1, d + 1))

@@ -18,9 +18,9 @@ from exactattn.arith.exact import ExactBackend
 from exactattn.arith.expfield import ExpElement, TooLarge, exp_rational
 from exactattn.arith.fields import PrimeField
 from exactattn.cli.main import main
-from exactattn.learners import cost, engines
+from exactattn.learners.p2 import cost, engines
 from exactattn.learners.multi_head import learn_multi_head
-from exactattn.learners.schedule import published_count
+from exactattn.learners.p2.schedule import published_count
 
 QUERY = [["1/9", "1/343", "2"], ["1/81", "1/16807", "4"]]
 
@@ -400,7 +400,7 @@ def test_answer_estimate_bounds_the_real_size(model):
 def test_the_schedule_is_asked_lazily(monkeypatch):
     """Queries are generated one at a time: an oracle that stops after 3 answers has seen
     3 queries generated, not the whole schedule."""
-    from exactattn.learners import schedule as sched
+    from exactattn.learners.p2 import schedule as sched
     made = {"n": 0}
     orig = sched.Schedule.queries
 

@@ -13,11 +13,12 @@ import pytest
 import exactattn as ea
 from exactattn.analysis import adversaries as adv
 from exactattn.cli.main import main as _main
-from exactattn.learners import proves, validation
-from exactattn.learners.low_rank import learn_low_rank, random_low_rank_head
+from exactattn.learners.p2 import genericity
+from exactattn.learners.result import proves, validation
+from exactattn.learners.p1.low_rank import learn_low_rank, random_low_rank_head
 from exactattn.learners.multi_head import learn_multi_head
-from exactattn.learners.schedule import Schedule, published_count
-from exactattn.learners.single_head import learn_single_head
+from exactattn.learners.p2.schedule import Schedule, published_count
+from exactattn.learners.p1.single_head import learn_single_head
 
 
 def main(argv) -> int:
@@ -197,7 +198,7 @@ def test_exact_p2_statement_and_the_degree_bound():
                                                total_degree)
     m = ea.random_multi_head(2, 2, seed=1)
     res = learn_multi_head(ea.Oracle(m), 2, heads=2, seed=0)
-    D = proves.degree_bound(2, 2)
+    D = genericity.degree_bound(2, 2)
     assert f"D/|S| = {D}/2001" in res.proves and "generic for it" in res.proves
     heads = [(h.W, h.v) for h in m.canonical().heads]
     assert total_degree(distinct_factors(bad_set_polynomials(heads, 2))[0]) <= D
@@ -209,12 +210,12 @@ def test_a_draw_that_is_not_generic_is_said_so():
     W = [[Fraction(1), Fraction(0)], [Fraction(0), Fraction(1, 2)]]
     W2 = [[Fraction(1), Fraction(0)], [Fraction(0), Fraction(3, 2)]]
     S = Schedule([[1, 0], [0, 1]], [[1, 0], [0, 1]], 2)
-    bad = proves.draw_violations([(W, [1, 1]), (W2, [1, 2])], S)
+    bad = genericity.draw_violations([(W, [1, 1]), (W2, [1, 2])], S)
     assert any("collide in I(u1,x1)" in b for b in bad)
-    assert proves.draw_violations([(W, [1, 1])], S) == []
+    assert genericity.draw_violations([(W, [1, 1])], S) == []
     res = ea.learners.result.LearnResult("multi-head", 2, "exact", [(W, [1, 1]), (W2, [1, 2])],
                                          29, 5)
-    proves.state(res, 2, S, 1000, "multi-head")
+    proves.state(res, 2, genericity.statement(res, S, 1000))
     assert "not generic" in res.proves and "may give the same answers" in res.proves
 
 

@@ -14,13 +14,13 @@ import exactattn as ea
 from exactattn.arith.ball import BallBackend, BallField, ball
 from exactattn.arith.mp import MIN_DPS, MPBackend
 from exactattn.errors import IllConditioned, LearningFailure, UnresolvedHeads
-from exactattn.learners.compare import parameter_error
-from exactattn.learners.enclosure import enclosure_contains
-from exactattn.learners.low_rank import learn_low_rank, random_low_rank_head
+from exactattn.learners.result.compare import parameter_error
+from exactattn.learners.p2.enclosure import enclosure_contains
+from exactattn.learners.p1.low_rank import learn_low_rank, random_low_rank_head
 from exactattn.learners.multi_head import learn_multi_head
-from exactattn.learners.precision import (FLOAT64_PRECISION, OraclePrecision,
+from exactattn.learners.result.precision import (FLOAT64_PRECISION, OraclePrecision,
                                           infer_precision)
-from exactattn.learners.single_head import learn_single_head
+from exactattn.learners.p1.single_head import learn_single_head
 from exactattn.models.attention import AttentionHead, MultiHeadAttention, random_multi_head
 from exactattn.oracles.oracle import Additive, Oracle
 

@@ -1,7 +1,7 @@
 """The package layout shows the architecture: imports point downward only.
 
 Layers, bottom to top: errors/_env, arith, models, oracles, adapters (the public path of
-oracles.adapters), learners, analysis, sweep, presentation, cli.  Every import of an exactattn
+adapters), learners, analysis, sweep, presentation, cli.  Every import of an exactattn
 module (at module level or inside a function) must go to the same layer or a lower one, and
 the module graph has no cycle.  The checker package of
 proofs_checks stays standard-library only (tested in test_proofs_checks)."""
@@ -15,9 +15,10 @@ import exactattn
 
 ROOT = Path(exactattn.__file__).parent
 LAYERS = ["errors", "_env", "arith", "models", "oracles", "adapters", "learners", "analysis",
-          "sweep",
-          "presentation", "cli"]
+          "sweep", "presentation", "cli"]
 RANK = {name: (0 if name in ("errors", "_env") else LAYERS.index(name) - 1) for name in LAYERS}
+#: the sub-layers of learners, bottom to top (docs/design.md §6)
+LEARNER_LAYERS = ["result", "p1", "p2", "beyond", "multi_head", "transformer"]
 
 
 def _module(path: Path) -> str:
@@ -61,9 +62,20 @@ def _layer(mod: str) -> int:
     return RANK[mod.split(".")[1]]
 
 
+def _sublayer(mod: str):
+    """(layer, sub-layer): the learners' sub-packages are ranked among themselves."""
+    parts = mod.split(".")
+    if parts[1] != "learners" or len(parts) < 3:
+        return (_layer(mod), -1)
+    return (_layer(mod), LEARNER_LAYERS.index(parts[2]))
+
+
 def test_every_module_lives_in_a_layer():
     stray = [m for m in _graph() if m.split(".")[1] not in RANK]
     assert not stray, f"modules outside the layer packages: {stray}"
+    loose = [m for m in _graph() if m.startswith("exactattn.learners.")
+             and m.split(".")[2] not in LEARNER_LAYERS]
+    assert not loose, f"learner modules outside the sub-layers: {loose}"
 
 
 def test_imports_point_downward():
@@ -72,6 +84,9 @@ def test_imports_point_downward():
     upward = sorted(f"{a} -> {b}" for a, deps in graph.items() for b in deps
                     if _layer(b) > _layer(a))
     assert not upward, "upward imports:\n" + "\n".join(upward)
+    inside = sorted(f"{a} -> {b}" for a, deps in graph.items() for b in deps
+                    if _layer(a) == _layer(b) and -1 < _sublayer(a)[1] < _sublayer(b)[1])
+    assert not inside, "upward imports between the learners' sub-layers:\n" + "\n".join(inside)
 
 
 def test_no_import_cycles():
@@ -102,5 +117,17 @@ def test_the_layer_test_catches_a_planted_upward_import():
     try:
         graph = _graph()
         assert any(_layer(b) > _layer(a) for a, deps in graph.items() for b in deps)
+    finally:
+        planted.unlink()
+
+
+def test_the_sublayer_test_catches_a_planted_upward_import():
+    """The learners' sub-layers: a P1 module importing the P2 recovery is caught."""
+    planted = ROOT / "learners" / "p1" / "_planted_upward.py"
+    planted.write_text("from ..p2 import recovery  # noqa\n")
+    try:
+        graph = _graph()
+        assert any(_layer(a) == _layer(b) and -1 < _sublayer(a)[1] < _sublayer(b)[1]
+                   for a, deps in graph.items() for b in deps)
     finally:
         planted.unlink()

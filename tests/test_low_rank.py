@@ -6,8 +6,8 @@ import mpmath
 import pytest
 
 import exactattn as ea
-from exactattn.learners.compare import parameter_error
-from exactattn.learners.low_rank import (learn_low_rank, random_low_rank_head,
+from exactattn.learners.result.compare import parameter_error
+from exactattn.learners.p1.low_rank import (learn_low_rank, random_low_rank_head,
                                          revealing_extra_queries, skeleton_queries)
 
 D = 8
@@ -88,7 +88,7 @@ def test_bad_arguments():
 
 # ----------------------------------------------------------------- P1 Thm 5.1 baseline
 def test_cs_baseline_says_how_to_install_cvxpy(monkeypatch):
-    from exactattn.learners.cs_baseline import learn_low_rank_cs
+    from exactattn.learners.p1.cs_baseline import learn_low_rank_cs
     monkeypatch.setitem(sys.modules, "cvxpy", None)
     head = random_low_rank_head(4, 1, seed=0, kind="real")
     with pytest.raises(ImportError, match=r"pip install exactattn\[cvx\]"):
@@ -96,7 +96,7 @@ def test_cs_baseline_says_how_to_install_cvxpy(monkeypatch):
 
 
 def test_cs_baseline_is_float_only():
-    from exactattn.learners.cs_baseline import learn_low_rank_cs
+    from exactattn.learners.p1.cs_baseline import learn_low_rank_cs
     with pytest.raises(ValueError, match="float"):
         learn_low_rank_cs(lambda X: 0, 4, 10, backend="exact")
 
@@ -104,7 +104,7 @@ def test_cs_baseline_is_float_only():
 def test_cs_baseline_recovers_with_enough_measurements():
     pytest.importorskip("cvxpy")
     import numpy as np
-    from exactattn.learners.cs_baseline import learn_low_rank_cs
+    from exactattn.learners.p1.cs_baseline import learn_low_rank_cs
     d, r = 6, 1
     head = random_low_rank_head(d, r, seed=2, kind="real")
     res = learn_low_rank_cs(ea.Oracle(head, backend="float"), d, 30, seed=0)

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import exactattn as ea
 from exactattn.learners.multi_head import learn_multi_head
-from exactattn.learners.schedule import Schedule, published_count, published_max_length
+from exactattn.learners.p2.schedule import Schedule, published_count, published_max_length
 
 
 def _learn(model, **kw):
@@ -150,7 +150,7 @@ def test_mp_backend_recovers_gaussian_model_within_its_certified_bar():
     model = ea.random_multi_head(4, 3, seed=5, kind="real")
     oracle, res = _learn(model, heads=3, backend="mp", dps=60, seed=1)
     assert res.queries == published_count(4, 3)
-    from exactattn.learners.compare import parameter_error
+    from exactattn.learners.result.compare import parameter_error
     err = parameter_error(model, res.heads, dps=80)
     assert res.error_bar.rigorous and err <= res.error_bar.bound
     assert res.error_bar.bound < mpmath.mpf("1e-25")
@@ -159,7 +159,7 @@ def test_mp_backend_recovers_gaussian_model_within_its_certified_bar():
 def test_float_backend_small_model():
     model = ea.random_multi_head(3, 1, seed=6, kind="real")
     oracle, res = _learn(model, heads=1, backend="float", seed=1)
-    from exactattn.learners.compare import parameter_error
+    from exactattn.learners.result.compare import parameter_error
     assert parameter_error(model, res.heads) < 1e-6
 
 
@@ -204,7 +204,7 @@ def test_a_structural_failure_stops_after_two_prime_sizes():
     """Colliding poles (a bad draw: exact exponents, not a reconstruction) at two sizes in a
     row is named at once; a failure that depends on reconstruction (an out-of-class oracle:
     not-attention / certification) still climbs every size."""
-    from exactattn.learners.engines import PRIME_BITS, STRUCTURAL, repeated_structural
+    from exactattn.learners.p2.engines import PRIME_BITS, STRUCTURAL, repeated_structural
     m = ea.random_multi_head(2, 3, seed=1).canonical()
     with pytest.raises(ea.CollidingPoles) as e:
         learn_multi_head(ea.Oracle(m), 2, heads=3, seed=2, box=2)

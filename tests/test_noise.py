@@ -10,9 +10,10 @@ import exactattn as ea
 from exactattn.arith import get_backend
 from exactattn.cli.main import main
 from exactattn.errors import ConditionsNotMet, LearningFailure
-from exactattn.learners.compare import parameter_error
-from exactattn.learners.noisy import learn_multi_head_noisy, learn_single_head_noisy, p1_bounds
-from exactattn.learners.membership import (bisection_steps, learn_single_head_membership,
+from exactattn.learners.result.compare import parameter_error
+from exactattn.learners.p1.noisy import learn_single_head_noisy, p1_bounds
+from exactattn.learners.p2.noisy import learn_multi_head_noisy
+from exactattn.learners.p1.membership import (bisection_steps, learn_single_head_membership,
                                            membership_query_count)
 from exactattn.oracles.membership import MembershipOracle
 from exactattn.analysis.noise_sweep import (WorstCaseNoise, noise_free_constant, single_head_assumptions,
@@ -170,7 +171,7 @@ def test_p2_noise_breaking_the_conditions_is_reported(p2):
 def test_p2_constant_from_an_observed_transcript():
     # C computed by the learner from its own (noisy) answers, and for a learn_multi_head run
     from exactattn.learners.multi_head import learn_multi_head
-    from exactattn.learners.sensitivity import constant_for
+    from exactattn.learners.p2.sensitivity import constant_for
     model = ea.random_multi_head(2, 1, seed=3, kind="real")
     tau = Fraction(1, 10 ** 15)
     oracle = Oracle(model, backend="mp", dps=30, noise=Additive(tau, "adversarial"))

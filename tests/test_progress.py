@@ -81,7 +81,7 @@ def test_single_head_and_low_rank_report_queries_and_certification():
     assert queries[-1] == ("queries", d * d + d, d * d + d) and len(queries) == d * d + d
     assert ("certification", d * d + d, d * d + d) in rec.calls
     assert rec.calls[-1] == ("validation", 4, 4)         # 2H0 + 2 validation queries, H0 = 1
-    from exactattn.learners.low_rank import random_low_rank_head, skeleton_queries
+    from exactattn.learners.p1.low_rank import random_low_rank_head, skeleton_queries
     rec = _Recorder()
     ea.learn_low_rank(ea.Oracle(random_low_rank_head(4, 1, seed=2)), 4, rank=1, seed=0,
                       progress=rec)

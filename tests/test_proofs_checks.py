@@ -192,7 +192,7 @@ def test_injected_wrong_count_formula_fails(monkeypatch):
 
 
 def test_injected_wrong_single_head_formula_fails(monkeypatch):
-    pytest.importorskip("exactattn.learners.single_head")
+    pytest.importorskip("exactattn.learners.p1.single_head")
     from proofs_checks import p1_t41
     monkeypatch.setattr(p1_t41, "published_queries", lambda d: d * d + d + 1)
     assert run_claim(get_claim("P1-T4.1")).status == "FAIL"

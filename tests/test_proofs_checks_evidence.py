@@ -227,7 +227,7 @@ def test_every_certificate_kind_rejects_tampered_digits(quick, claim, samples):
 
 # ------------------------------------------------------------------ statuses
 def test_missing_optional_dependency_is_partial_and_check_exits_nonzero(monkeypatch, capsys):
-    import exactattn.learners.cs_baseline as cs
+    import exactattn.learners.p1.cs_baseline as cs
     from proofs_checks import get_claim, run_claim
 
     def no_cvxpy():

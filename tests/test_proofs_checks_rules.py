@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import exactattn.learners.multi_head as MH
+from exactattn.learners.p2.recovery import draw_bases
 from exactattn.errors import AmbiguousMatching
 from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
@@ -60,7 +61,7 @@ def _draw(model, residues_too):
 
 
 def _learn_at(monkeypatch, model, U, X, H0=3):
-    monkeypatch.setattr(MH, "_draw_bases", lambda rng, d, box, be: (U, X))
+    monkeypatch.setattr(MH, "random_bases", lambda rng, d, box, be: (U, X))
     return MH.learn_multi_head(Oracle(model), 2, heads=H0, seed=0)
 
 
@@ -100,7 +101,7 @@ def test_prediction_agrees_with_the_learner_on_bad_draws(monkeypatch):
     seen = set()
     for seed in range(60):
         rec = p2_prob1.trial({"model": model, "dim": 2, "H": 3, "box": 2}, seed)
-        U, X = MH.draw_bases(seed, 2, 2)
+        U, X = draw_bases(seed, 2, 2)
         U = [[Fraction(x) for x in r] for r in U]
         X = [[Fraction(x) for x in r] for r in X]
         assert predict(heads, U, X, 3)[0] == rec["outcome"], seed
@@ -160,7 +161,7 @@ def test_run_checker_rule_c_pole_count_bound(good_run):
 
 
 def test_single_head_run_rebuilds_the_probes_from_v():
-    from exactattn.learners.single_head import learn_single_head
+    from exactattn.learners.p1.single_head import learn_single_head
     from exactattn.models.attention import random_head
     head = random_head(3, seed=2)
     res = learn_single_head(Oracle(head), 3)
@@ -172,7 +173,7 @@ def test_single_head_run_rebuilds_the_probes_from_v():
 
 
 def test_low_rank_run_replays_the_revealed_rank():
-    from exactattn.learners.low_rank import learn_low_rank, random_low_rank_head
+    from exactattn.learners.p1.low_rank import learn_low_rank, random_low_rank_head
     head = random_low_rank_head(4, 2, seed=3)
     res = learn_low_rank(Oracle(head), 4, seed=3)
     rec = _json(run_record(res, [head]))
@@ -242,7 +243,7 @@ def test_count_derivation_reads_the_structure():
 
 
 def test_library_schedule_is_generated_from_the_structure_the_checker_holds():
-    from exactattn.learners.schedule import STRUCTURE as LIB, Schedule, expand_structure
+    from exactattn.learners.p2.schedule import STRUCTURE as LIB, Schedule, expand_structure
     assert json.loads(json.dumps(LIB)) == STRUCTURE
     for d in (1, 2, 3, 4):
         assert expand_structure(d) == families(d)
@@ -252,7 +253,7 @@ def test_library_schedule_is_generated_from_the_structure_the_checker_holds():
 
 
 def test_p2_count_fails_when_the_structure_changes(monkeypatch):
-    import exactattn.learners.schedule as S
+    import exactattn.learners.p2.schedule as S
     from proofs_checks import get_claim, run_claim
     changed = json.loads(json.dumps(S.STRUCTURE))
     changed["blocks"][1]["loops"][0][1] = 1         # i = 1…d: one more matching family
@@ -305,7 +306,7 @@ def test_determinant_spot_check_compares_with_the_matrix(monkeypatch):
 def test_p1_t61_lipschitz_constant_bounds_the_inverse_sigmoid_on_the_clip():
     """P1 Thm 6.1's rigorous bound needs L ≥ max 1/(p(1−p)) over the clipping interval (the
     maximum is at an endpoint, 1/(p(1−p)) being convex and symmetric about 1/2)."""
-    from exactattn.learners.noisy import LIPSCHITZ, SIGMA_CLIP
+    from exactattn.learners.p1.noisy import LIPSCHITZ, SIGMA_CLIP
     lo, hi = SIGMA_CLIP
     worst = max(1 / (p * (1 - p)) for p in (lo, hi))
     assert lo < Fraction(1, 2) < hi and worst <= LIPSCHITZ
@@ -318,7 +319,7 @@ def test_a_monte_carlo_trial_reports_a_wrong_model_as_such():
     from proofs_checks import p2_prob1
     from proofs_checks.p2_nonunique import two_head_twin
     head = random_head(2, seed=3)
-    U, X = MH.draw_bases(3, 2, 1000)
+    U, X = draw_bases(3, 2, 1000)
     twin = two_head_twin(head.W, head.v, U, X)
     rec = p2_prob1.trial({"model": twin, "dim": 2, "H": 2, "box": 1000}, 3)
     assert rec["outcome"] == "wrong-model"
@@ -334,7 +335,7 @@ def test_violations_name_colliding_poles():
     from proofs_checks.checker.run_multi_head import genericity
     from proofs_checks.p2_nonunique import two_head_twin
     head = random_head(2, seed=3)
-    U, X = MH.draw_bases(3, 2, 1000)
+    U, X = draw_bases(3, 2, 1000)
     twin = _heads(two_head_twin(head.W, head.v, U, X))
     Uf = [[Fraction(x) for x in r] for r in U]
     Xf = [[Fraction(x) for x in r] for r in X]

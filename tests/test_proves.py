@@ -10,8 +10,8 @@ from fractions import Fraction
 
 from hypothesis import given, settings, strategies as st
 
-from exactattn.learners.proves import draw_violations
-from exactattn.learners.schedule import Schedule
+from exactattn.learners.p2.genericity import draw_violations
+from exactattn.learners.p2.schedule import Schedule
 
 
 def _reference(heads, schedule):

@@ -6,8 +6,8 @@ import mpmath
 import pytest
 
 import exactattn as ea
-from exactattn.learners.compare import parameter_error
-from exactattn.learners.single_head import learn_single_head, probes
+from exactattn.learners.result.compare import parameter_error
+from exactattn.learners.p1.single_head import learn_single_head, probes
 
 
 @pytest.mark.parametrize("d", range(1, 7))

@@ -12,8 +12,8 @@ import mpmath
 import pytest
 
 import exactattn as ea
-from exactattn.learners.relu_ffn import TooManyUnits, learn_relu_ffn
-from exactattn.learners.transformer import (antisymmetric_oracle, learn_transformer,
+from exactattn.learners.transformer.relu_ffn import TooManyUnits, learn_relu_ffn
+from exactattn.learners.transformer.one_layer import (antisymmetric_oracle, learn_transformer,
                                             learn_transformer_p1, learn_transformer_p2)
 from exactattn.models.transformer import (OneLayerTransformer, Scalars, _unit_form, first_disagreement,
                                    normalize_direction, random_sequences, random_transformer,

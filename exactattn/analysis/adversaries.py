@@ -13,7 +13,7 @@ Each is a plain callable ``f(tokens) -> number`` on one backend (wrap it in
   less precise than it claims).
 
 A learner fed one may return M as "recovered" from its schedule alone; validation queries
-(:mod:`exactattn.learners.validation`) see the difference.
+(:mod:`exactattn.learners.result.validation`) see the difference.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ SCHEMES = ("P1", "P2", "economy", "adaptive", "low-rank")
 
 def low_rank_model(d: int, H: int, r: int, seed: int):
     """H seeded random heads of rank r (exact rationals)."""
-    from ..learners.low_rank import random_low_rank_head
+    from ..learners.p1.low_rank import random_low_rank_head
     from ..models.attention import MultiHeadAttention
     return MultiHeadAttention([random_low_rank_head(d, r, seed=seed + 17 * h) for h in range(H)])
 
@@ -45,10 +45,10 @@ def measure_schemes(d: int, H: int, H0: int | None = None, rank: int = 1, seed: 
     """One (d, H) row: the floor H(d²+d), and the measured counts of P1 (H = 1), P2, economy,
     adaptive (told only H0, default 2H) and multi-head low rank (heads of rank ``rank``,
     given; its own floor H(r(2d−r)+d)), each with its ratio to its floor."""
-    from ..analysis.floor import dimension_floor
+    from .floor import dimension_floor
     from ..learners.multi_head import learn_multi_head
-    from ..learners.multi_low_rank import low_rank_floor
-    from ..learners.single_head import learn_single_head
+    from ..learners.beyond.multi_low_rank import low_rank_floor
+    from ..learners.p1.single_head import learn_single_head
     from ..models.attention import random_multi_head
     H0 = 2 * H if H0 is None else H0
     model = random_multi_head(d, H, seed=seed * 1000 + 31 * d + H)

@@ -41,7 +41,7 @@ def copy_count_terms(model, u, x):
 def copy_count_samples(oracle, u, x, H0: int):
     """The 2H₀+1 samples G(0), …, G(2H₀) of the copy-count family I(u, x): the oracle's
     answers to [(x+u) repeated m times, x] (P2 copy-count family; docs/design.md §4.3)."""
-    from ..learners.schedule import Family
+    from ..learners.p2.schedule import Family
     fam = Family((0,), (0,), tuple(u), tuple(x))
     return [oracle(fam.query(m)) for m in range(2 * H0 + 1)]
 
@@ -57,7 +57,7 @@ def parameter_error_on(model, backend: str, dps, H: int, seed: int = 0):
     answer.  The exact backend's error is 0 by exact canonical equality (P2 canonical
     heads); float / mp show where rounding breaks the copy-count interpolation."""
     from ..errors import LearningFailure
-    from ..learners.compare import parameter_error
+    from ..learners.result.compare import parameter_error
     from ..learners.multi_head import learn_multi_head
     from ..oracles.oracle import Oracle
     oracle = Oracle(model, backend=backend, dps=dps)
@@ -87,7 +87,7 @@ def measure_counts(d: int, H: int, offset: int = 0, seed: int = 0) -> dict:
     single-head d² + d and the dimension floor H(d² + d)."""
     from ..errors import LearningFailure
     from ..learners.multi_head import learn_multi_head
-    from ..learners.schedule import published_count, published_max_length
+    from ..learners.p2.schedule import published_count, published_max_length
     from ..models.attention import random_multi_head
     from ..oracles.oracle import Oracle
     H0 = H + offset

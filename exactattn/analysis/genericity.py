@@ -75,7 +75,7 @@ def basis_variables(dim: int):
 def schedule_families(dim: int) -> list:
     """The 2d² − 1 families of the schedule in order, read from the Schedule's own
     declarative structure (docs/design.md §4.3 steps 2 and 4)."""
-    from ..learners.schedule import expand_structure
+    from ..learners.p2.schedule import expand_structure
     return [Family(u, x, m) for u, x, m in expand_structure(dim)]
 
 

@@ -22,8 +22,8 @@ from fractions import Fraction
 
 from ..arith import get_backend
 from ..errors import ConditionsNotMet
-from ..learners.compare import parameter_error
-from ..learners.schedule import published_count
+from ..learners.result.compare import parameter_error
+from ..learners.p2.schedule import published_count
 from ..models.attention import random_head, random_multi_head
 from ..oracles.oracle import Additive, Oracle
 
@@ -100,7 +100,7 @@ def sweep_single_head(d: int, taus, dps: int = 50, seed: int = 0, mode: str = "a
     ratios, the query count and the assumption flags (module docstring).  ``progress``, if
     given, is called as ``progress(stage, done, total)`` once per τ."""
     progress = progress or _silent
-    from ..learners.noisy import learn_single_head_noisy
+    from ..learners.p1.noisy import learn_single_head_noisy
     be = get_backend("mp", dps)
     head = random_head(d, seed=seed, kind="real")
     B, mu = single_head_assumptions(be, head)
@@ -147,7 +147,7 @@ def _noisy_oracle(model, be, tau, mode, seed, sens):
 def noise_free_constant(d: int, H: int, dps: int = 50, seed: int = 0):
     """The Sensitivity (C and its conditions; P2 approximate-oracle bound) of the sweep's
     model and queries at the noise-free answers."""
-    from ..learners.noisy import learn_multi_head_noisy
+    from ..learners.p2.noisy import learn_multi_head_noisy
     model = random_multi_head(d, H, seed=seed, kind="real")
     clean = learn_multi_head_noisy(Oracle(model, backend="mp", dps=dps), d, H, 0, seed=seed)
     return clean.extra["sensitivity"]
@@ -163,7 +163,7 @@ def sweep_multi_head(d: int, H: int, taus, dps: int = 50, seed: int = 0,
     error.  ``sensitivity`` reuses a :func:`noise_free_constant` computed before.
     ``progress``, if given, is called as ``progress(stage, done, total)``: the constant C,
     then once per τ."""
-    from ..learners.noisy import learn_multi_head_noisy
+    from ..learners.p2.noisy import learn_multi_head_noisy
     progress = progress or _silent
     be = get_backend("mp", dps)
     model = random_multi_head(d, H, seed=seed, kind="real")

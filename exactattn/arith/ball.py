@@ -8,7 +8,7 @@ balls [ŷ_k ± η_k] therefore gives, for every recovered parameter, an enclosur
 for EVERY answer vector within ±η_k — not only to first order.
 
 * :class:`BallField` — the field interface of the copy-count interpolation
-  (:mod:`exactattn.learners.interpolation`): ``is_zero(a)`` is "0 cannot be excluded"
+  (:mod:`exactattn.learners.p2.interpolation`): ``is_zero(a)`` is "0 cannot be excluded"
   (0 ∈ a), a pivot is chosen only among balls that exclude 0, and ``roots`` returns
   certified, isolated, real, simple roots (or reports that it could not isolate them).
 * :class:`BallBackend` — the few backend operations the recovery uses besides the field

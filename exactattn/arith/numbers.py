@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 from fractions import Fraction
 
-__all__ = ["to_rational", "to_matrix", "to_vector", "parse_rational", "format_rational",
+__all__ = ["exact_fraction", "to_rational", "to_matrix", "to_vector", "parse_rational", "format_rational",
            "is_rational_like"]
 
 
@@ -107,6 +107,18 @@ def parse_rational(s, where: str = "value") -> Fraction:
     except ValueError:
         pass
     raise ValueError(f"{where}: {s!r} is not a rational of the form \"p\" or \"p/q\"")
+
+
+def exact_fraction(y) -> Fraction:
+    """The exact rational value of an int, Fraction, mpmath mpf or float (binary floating
+    point is a dyadic rational: read exactly, never rounded)."""
+    if isinstance(y, (int, Fraction)):
+        return Fraction(y)
+    if hasattr(y, "_mpf_"):
+        sign, man, exp, _ = y._mpf_
+        q = Fraction(man) * (Fraction(2) ** exp)
+        return -q if sign else q
+    return Fraction(float(y))
 
 
 def format_rational(q) -> str:

@@ -2,7 +2,7 @@
 
 QUERY.json is a list of token vectors, entries as strings "p/q" or integers (exact), or
 numbers/strings (mp, float).  On the exact backend the answer's size is estimated first
-(learners/cost.py: up to 2·n^H terms for n distinct tokens) and refused above the budget
+(learners/p2/cost.py: up to 2·n^H terms for n distinct tokens) and refused above the budget
 unless --force; an answer too large to reduce is printed unreduced (``"reduced": false``)."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def run(args):
     be = get_backend(args.backend, args.dps)
     toks = _tokens(read_json(args.query, "query"), be)
     if be.name == "exact" and model.is_rational and toks and model.dim is not None:
-        from ..learners.cost import check_budget, estimate_answer
+        from ..learners.p2.cost import check_budget, estimate_answer
         from ..models.attention import validate_tokens
         check_budget(estimate_answer(model, validate_tokens(toks, model.dim)), args.force)
     try:

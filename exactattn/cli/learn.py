@@ -205,7 +205,7 @@ def _model(a):
         from ..models.transformer import random_transformer
         return random_transformer(a.dim, a.heads, a.hidden or 2, seed=a.seed, kind=kind)
     if a.variant == "low-rank":
-        from ..learners.low_rank import random_low_rank_head
+        from ..learners.p1.low_rank import random_low_rank_head
         from ..models.attention import MultiHeadAttention
         return MultiHeadAttention([random_low_rank_head(a.dim, a.rank, seed=a.seed, kind=kind)])
     if a.rank is not None and a.backend == "exact":     # multi-head, low-rank schedule
@@ -223,14 +223,14 @@ def _learn(a, oracle, progress=None):
         be["oracle_precision"] = None if a.oracle_digits is None else \
             Fraction(1, 10 ** a.oracle_digits)
     if a.variant == "single-head":
-        from ..learners.single_head import learn_single_head
+        from ..learners.p1.single_head import learn_single_head
         return learn_single_head(oracle, a.dim, holdout=a.holdout, **be)
     if a.variant == "low-rank":
-        from ..learners.low_rank import learn_low_rank
+        from ..learners.p1.low_rank import learn_low_rank
         told = None if (a.reveal_rank or a.rank_bound is not None) else a.rank
         return learn_low_rank(oracle, a.dim, rank=told, rank_bound=a.rank_bound, **be)
     if a.variant == "transformer":
-        from ..learners.transformer import learn_transformer
+        from ..learners.transformer.one_layer import learn_transformer
         return learn_transformer(oracle, a.dim, heads=None if a.heads_bound else a.heads,
                                  heads_bound=a.heads_bound, hidden=a.hidden or 2,
                                  method=a.method or "p2", **be)
@@ -255,7 +255,7 @@ class _Unavailable(Exception):
 def run(a):
     from ..arith import get_backend
     from ..errors import LearningFailure
-    from ..learners.compare import default_tolerance, parameter_error
+    from ..learners.result.compare import default_tolerance, parameter_error
     from ..models.attention import same_function
     from ..oracles.oracle import Oracle
     from ..presentation.progress import Progress
@@ -280,7 +280,7 @@ def run(a):
         raise ValueError(str(e) or "out of memory") from None
     seconds = time.perf_counter() - start
     if a.variant == "transformer":
-        from ..learners.transformer import compare_recovery
+        from ..learners.transformer.one_layer import compare_recovery
         recovered, err, tol, extra = compare_recovery(model, result, be)
         base.update(extra)
     else:
@@ -290,7 +290,7 @@ def run(a):
             bool(err <= tol)
     bar = getattr(result, "error_bar", None)
     if be.name != "exact" and a.variant != "transformer":
-        from ..learners.precision import DEFAULT_ACCURACY
+        from ..learners.result.precision import DEFAULT_ACCURACY
         tol = a.accuracy if a.accuracy is not None else DEFAULT_ACCURACY
         # claimed only when the bar is below the asked accuracy (and, here where the true
         # model is known, the measured error lies within the bar)

@@ -125,7 +125,7 @@ def run_canonical(args):
 
 def run_compare(args):
     import mpmath
-    from ..learners.compare import compare_models
+    from ..learners.result.compare import compare_models
     from ._common import dump
     ref, rec = read_model(args.reference), read_model(args.recovered)
     c = compare_models(ref, rec, dps=args.dps)
@@ -162,7 +162,7 @@ def parse_readout(text: str):
 def run_from_torch(args):
     from ..models.attention import model_to_json
     try:
-        from ..oracles.adapters import torch as adapter
+        from ..adapters import torch as adapter
         state, heads = adapter.load(args.file, args.heads, args.prefix)
     except ImportError as e:
         raise ValueError(str(e)) from None

@@ -1,19 +1,8 @@
-"""Multi-head learner (P2; docs/design.md §4.3): canonical heads from exactly 4H₀d² − 2H₀ + 1 value
-queries of length ≤ 2H₀ + 1, by copy-count rational interpolation and matching families.
-
-Steps (``learn_multi_head``):
-
-1. draw random bases U, X (exact: integer box {−b…b}^d, default b = 1000; mp/float: Gaussian
-   entries of variance 1/d), refuse singular ones;
-2. ask the whole non-adaptive schedule (:mod:`.schedule`);
-3. interpolate each family in the engine's field (exact: F_p images, :mod:`.engines`):
-   poles z_h → scores u_iᵀW_h x_j, residues → c_h = −v_h·u_i, constants → v;
-4. match heads across families: I(u_1+u_i, x_1) has poles z_a(u_1)·z_b(u_i) with residues
-   c_a + c_b; I(u_i, x_1+x_j) has poles z(u_i, x_1)·z(u_i, x_j) with the shared residue;
-5. W_h = U⁻¹ S_h X⁻ᵀ, v_h = −U⁻¹ c_h;
-6. certify: on the exact backend the recovered model must reproduce every transcript answer
-   exactly in Q(t) (a modular mishap retries with a larger prime — no new queries); on mp /
-   float the largest residual must be within the backend's tolerance.
+"""``learn_multi_head`` — the front door to every multi-head schedule (docs/design.md §4.3,
+§10, §7): arguments, the cost estimate and the budget, resampling, then one run of the
+chosen schedule — P2's (:func:`.p2.recovery.run_p2`, exactly 4H₀d² − 2H₀ + 1 queries of
+length ≤ 2H₀ + 1), the economy or adaptive one (:mod:`.beyond.economy`) or multi-head low
+rank (:mod:`.beyond.multi_low_rank`) —, validation queries and the ``proves`` text.
 
 Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`;
 ``resample=True`` retries with fresh vectors and reports the extra queries.
@@ -23,140 +12,20 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import replace
 
-from ..arith.modular import BadReduction
-from ..errors import (BudgetExceeded, CertificationFailed, LearningFailure, NotAttention,
-                      OracleTimeout, OutOfClass, SingularBasis, SingularSystem)
-from .interpolation import solve_family
-from .matching import Close, match, pole_counts, silent as _silent
-from .matching import certify as _certify   # a module name benchmarks/bench_core.py times
-from ..models.attention import AttentionHead, MultiHeadAttention
+from ..errors import BudgetExceeded, LearningFailure, OracleTimeout, OutOfClass
 from ..oracles.oracle import as_oracle
-from .cost import check_budget, estimate_multi_head
-from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
-                      prime_sizes, repeated_structural)
-from .inexact import run_inexact
-from .proves import state
-from .result import LearnResult
-from .schedule import Schedule, published_count, published_max_length
-from .validation import validate, validation_count
+from .p2.cost import check_budget, estimate_multi_head
+from .p2.matching import silent as _silent
+from .p2.recovery import DEFAULT_BOX, check_bases, head_bound, random_bases, run_p2
+from .p2.schedule import Schedule, published_count
+from .result.proves import state
+from .result.validation import validate, validation_count
 
-__all__ = ["learn_multi_head", "DEFAULT_BOX", "SCHEDULES", "draw_bases"]
+__all__ = ["learn_multi_head", "SCHEDULES"]
 
 #: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
 SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
-
-DEFAULT_BOX = 1000
-
-
-# ---------------------------------------------------------------------- set-up
-def _head_bound(heads, heads_bound) -> int:
-    """H₀ of the schedule: ``heads`` when H is known — a bound given beside it is not used
-    (the count 4Hd² − 2H + 1 of a known H is never larger), and the result says so in a
-    note —, else ``heads_bound``."""
-    for name, val in (("heads", heads), ("heads_bound", heads_bound)):
-        if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 1):
-            raise ValueError(f"{name} must be a positive integer, got {val!r}")
-    if heads is None and heads_bound is None:
-        raise ValueError("give heads=H (the number of heads) or heads_bound=H0 (an upper bound)")
-    if heads is not None and heads_bound is not None and heads > heads_bound:
-        raise ValueError(f"heads={heads} exceeds heads_bound={heads_bound}")
-    return heads if heads is not None else heads_bound
-
-
-def _draw_bases(rng, d, box, be):
-    """U, X with rows u_i, x_j: integer box {−box…box}^d (exact) or Gaussian with variance
-    1/d (mp/float), which keeps scores uᵀWx of order ‖W‖_F/d: a pole z = e^score far from
-    1 sits far from the samples m = 0…2H₀ and makes the real interpolation ill-conditioned."""
-    if be.name == "exact":
-        draw = lambda: [rng.randint(-box, box) for _ in range(d)]  # noqa: E731
-    else:
-        sd = 1.0 / d ** 0.5
-        draw = lambda: [be.scalar(rng.gauss(0.0, sd)) for _ in range(d)]  # noqa: E731
-    return [draw() for _ in range(d)], [draw() for _ in range(d)]
-
-
-def draw_bases(seed, d: int, box: int = DEFAULT_BOX):
-    """The bases U, X that ``learn_multi_head(..., seed=seed, box=box)`` draws first on the
-    exact backend (its first attempt): random.Random(seed), U's rows then X's, entries
-    randint(−box, box).  Monte Carlo certificates re-draw them from the seed."""
-    from ..arith import get_backend
-    return _draw_bases(random.Random(seed), d, box, get_backend("exact"))
-
-
-def _check_bases(be, U, X):
-    for name, M in (("U", U), ("X", X)):
-        try:
-            be.inv(M)
-        except SingularSystem:
-            raise SingularBasis(f"the random basis {name} is singular (det {name} = 0); "
-                                f"resample=True draws new vectors", basis=name,
-                                rows=[[str(a) for a in r] for r in M]) from None
-
-
-# ---------------------------------------------------------------------- recovery
-def _recover(schedule, answers, engine, be, H0, close, heads=None):
-    """Steps 3–5 of the module docstring; returns the canonical heads as (W, v) lists.
-    ``heads`` = H (known) makes every family try type H first (the inexact runs)."""
-    d = schedule.d
-    fams = schedule.families
-    per_fam = 2 * H0
-    q0 = answers[0]
-    if be.name == "exact":
-        if not q0.is_rational():
-            raise NotAttention("F([x1]) of a single token is not a rational number: not attention")
-        q0 = q0.as_rational()
-    solved = {}
-    hint = {} if heads is None else {"n": heads}
-
-    def solve(idx, fam, g0):
-        ys = [engine.constant(g0)] + [engine.sample(a)
-                                      for a in answers[1 + idx * per_fam: 1 + (idx + 1) * per_fam]]
-        K, heads = solve_family(engine.field, ys, H0, hint.get("n"))
-        hint.setdefault("n", len(heads))
-        solved[(fam.u_key, fam.x_key)] = (engine.scalar(K),
-                                          [(engine.score(z), engine.scalar(c)) for z, c in heads])
-
-    col1 = [(i, f) for i, f in enumerate(fams) if f.ends_in_x1]
-    for idx, fam in col1:
-        solve(idx, fam, q0)
-    # v·u_i = K(u_i, x1) − v·x1, so v is known (docs/design.md §4.3 step 3)
-    vu = [[solved[((i,), (0,))][0] - q0] for i in range(d)]
-    v = [r[0] for r in be.solve(schedule.U, vu)]
-    for idx, fam in enumerate(fams):
-        if not fam.ends_in_x1:
-            solve(idx, fam, sum((a * b for a, b in zip(v, fam.x)), be.scalar(0)))
-
-    ref_key = ((0,), (0,))
-    H_star = pole_counts(fams, solved, ref_key)
-    ref = solved[ref_key][1]
-    # column 1: rows i via I(u_1 + u_i, x_1)
-    col = [ref] + [match(ref, solved[((i,), (0,))][1], solved[((0, i), (0,))][1], close,
-                          False, f"I(u{i + 1}, x1)") for i in range(1, d)]
-    S = [[[None] * d for _ in range(d)] for _ in range(H_star)]
-    C = [[None] * d for _ in range(H_star)]
-    for i in range(d):
-        for a, (s, c) in enumerate(col[i]):
-            S[a][i][0], C[a][i] = s, c
-    for j in range(1, d):
-        for i in range(d):
-            got = match(col[i], solved[((i,), (j,))][1], solved[((i,), (0, j))][1], close,
-                         True, f"I(u{i + 1}, x{j + 1})")
-            for a, (s, _) in enumerate(got):
-                S[a][i][j] = s
-    heads = []
-    for a in range(H_star):
-        Y = be.solve(schedule.U, S[a])                        # Y = W Xᵀ
-        W = be.transpose(be.solve(schedule.X, be.transpose(Y)))  # X Wᵀ = Yᵀ
-        v_a = [-r[0] for r in be.solve(schedule.U, [[c] for c in C[a]])]
-        heads.append((W, v_a))
-    total = [sum((h[1][i] for h in heads), be.scalar(0)) for i in range(d)]
-    if not all(close(p, q) for p, q in zip(total, v)):
-        raise NotAttention("the recovered heads' v_h do not sum to v = Σ v_h read from the "
-                           "constants: not attention with these heads",
-                           v=[str(x) for x in v], sum_v=[str(x) for x in total])
-    return heads, v
 
 
 # ---------------------------------------------------------------------- public API
@@ -178,9 +47,9 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     given, is called as ``progress(stage, done, total)`` with stage "queries", "recovery"
     (total None) or "certification".
 
-    mp / float (docs/design.md §8, :mod:`exactattn.learners.inexact`): ``oracle_precision``
+    mp / float (docs/design.md §8, :mod:`exactattn.learners.p2.inexact`): ``oracle_precision``
     = η states that each answer is within η·max(1, |answer|) (inferred when None, see
-    :mod:`exactattn.learners.precision`); the recovery runs in certified ball arithmetic at
+    :mod:`exactattn.learners.result.precision`); the recovery runs in certified ball arithmetic at
     a working precision that follows η (``dps`` overrides it), and the result carries
     ``error_bar`` (a certified enclosure).  ``accuracy``, if given, must be met by the
     bar, else IllConditioned.  Fewer heads than ``heads`` is UnresolvedHeads.
@@ -192,7 +61,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     (:mod:`.multi_low_rank`).
 
     Before the first query the run's cost is estimated (:mod:`.cost`) and refused with
-    :class:`~exactattn.learners.cost.CostExceeded` above the budget unless ``force=True``; on
+    :class:`~exactattn.learners.p2.cost.CostExceeded` above the budget unless ``force=True``; on
     the exact backend the estimate is redone from the first copy-count answer's actual size.
 
     Given both ``heads=H`` and ``heads_bound=H0`` (H ≤ H0), the schedule uses H₀ = H — the
@@ -217,7 +86,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                          "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
-    H0 = _head_bound(heads, heads_bound)
+    H0 = head_bound(heads, heads_bound)
     orc = as_oracle(oracle, dim, backend, dps)
     be = orc.backend
     if be.name == "symbolic":
@@ -232,7 +101,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                     f"the P2 schedule ({published_count(dim, H0)} queries at d={dim}, "
                     f"H0={H0}) and {n_valid} validation queries")
     elif schedule == "low-rank" and rank is not None and 1 <= rank <= dim - H0 + 1 and H0 > 1:
-        from .multi_low_rank import low_rank_count
+        from .beyond.multi_low_rank import low_rank_count
         orc.reserve(low_rank_count(dim, H0, rank) + n_valid,
                     f"the low-rank schedule and {n_valid} validation queries")
     elif schedule in ("economy", "adaptive"):
@@ -287,137 +156,36 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress):
         for key in ("U", "X"):
             e.details.setdefault(key, result.extra.get(key))
         raise
-    sched = Schedule(result.extra["U"], result.extra["X"], H0) \
-        if schedule == "p2" and be.exact else None
-    state(result, H0, sched, box, "multi-head" if schedule == "p2" else schedule)
+    state(result, H0, _statement(result, H0, schedule, box) if be.exact else None)
+
+
+def _statement(result, H0, schedule, box):
+    """The exact statement of the schedule's own genericity module."""
+    if schedule == "p2":
+        from .p2.genericity import statement
+        return statement(result, Schedule(result.extra["U"], result.extra["X"], H0), box)
+    from .beyond.genericity import statement
+    return statement(result, H0)
 
 
 def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule="p2",
              rank=None, force=False):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
-    U, X = _draw_bases(rng, d, box, be)
+    U, X = random_bases(rng, d, box, be)
     try:
-        _check_bases(be, U, X)
+        check_bases(be, U, X)
         if schedule == "low-rank":
-            from .multi_low_rank import run_multi_low_rank
+            from .beyond.multi_low_rank import run_multi_low_rank
             return run_multi_low_rank(orc, U, X, H0, True, be, rng, certify, progress, box,
                                       rank)
         if schedule != "p2":
-            from .economy import run_economy
+            from .beyond.economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
                                progress, box)
-        return _run(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force)
+        return run_p2(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force)
     except LearningFailure as e:
         e.details.setdefault("U", U)
         e.details.setdefault("X", X)
         raise
 
 
-def _run(orc, schedule, be, rng, certify, progress, inexact=None, force=False):
-    """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries
-    are generated one at a time (the schedule is lazy)."""
-    d, H0, U, X = schedule.d, schedule.H0, schedule.U, schedule.X
-    first = len(orc.transcript)
-    total, longest, answers = schedule.count, 0, []
-    for q in schedule.queries():
-        answers.append(orc(q))
-        longest = max(longest, len(q))
-        progress("queries", len(answers), total)
-        if len(answers) == 2 and be.name == "exact":
-            _check_observed(answers[1], d, H0, force)
-    transcript = orc.transcript[first:] if orc.record else None
-    if inexact is not None:
-        return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=Close,
-                           result=lambda **kw: LearnResult(
-                               algorithm="multi-head", dim=d, backend=be.name,
-                               max_length=longest, queries=0,
-                               expected_queries=published_count(d, H0),
-                               expected_max_length=published_max_length(H0),
-                               transcript=transcript or [], **kw), **inexact)
-    if certify and transcript is None:
-        raise ValueError("certification needs the oracle's transcript (record=True)")
-    close = Close(be)
-    engine_rng = random.Random(rng.getrandbits(64))
-    model, v, engine, cert = _modular(schedule, answers, be, engine_rng, close, certify,
-                                      transcript, progress)
-    return LearnResult(
-        algorithm="multi-head", dim=d, backend=be.name,
-        heads=[(h.W, h.v) for h in model.heads], queries=0, max_length=longest,
-        expected_queries=published_count(d, H0), expected_max_length=published_max_length(H0),
-        transcript=transcript or [], certificate=cert if be.name == "exact" else None,
-        extra={"U": U, "X": X, "H0": H0, "v": v, "engine": engine.describe(),
-               "certification": cert})
-
-
-def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
-    """Steps 3–6 on the exact backend, up the ladder of prime sizes (docs/design.md §2 fast
-    exact): every failure of a run in F_p — a BadReduction or any LearningFailure the F_p
-    computation raises (a pivot or pole difference vanishing mod p, a discrete log outside
-    its window, a wrong reconstruction caught by the v-sum check) — and every failed exact
-    certification is retried at the next size on the same answers (no new queries).  A
-    failure is named when every size has failed, or when two sizes in a row (the second
-    verified) fail with the same structural reason (:data:`~.engines.STRUCTURAL`: read from exact
-    exponents and zero tests, not from the size of a reconstructed rational, so a larger
-    prime changes nothing — only an unlucky prime, which the second one rules out); it
-    carries the sizes tried.  The first size trusts the images' cache of exponent sets
-    (cheaper) when a later size remains; the others verify it, so a failure is always named
-    from a verified run."""
-    H0 = schedule.H0
-    window = exponent_window(answers)
-    sizes = prime_sizes(answers, window=window)
-    if not sizes:
-        raise ExponentsTooLarge(
-            f"the answers' exponent span (about 2^{window[1].bit_length()}) is beyond the "
-            f"largest prime of the modular ladder ({PRIME_BITS[-1]} bits)",
-            largest_prime_bits=PRIME_BITS[-1])
-    tried, last = [], None
-    for n, bits in enumerate(sizes):
-        progress("recovery", 0, None)
-        try:
-            engine = make_engine(be, answers, rng, bits, 2 * H0 + 1,
-                                 verify=n > 0 or n == len(sizes) - 1 or not certify,
-                                 window=window)
-            heads, v = _recover(schedule, answers, engine, be, H0, close)
-        except (BadReduction, LearningFailure) as e:
-            tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),
-                          "message": str(e)})
-            last = e
-            if repeated_structural(tried):
-                break
-            continue
-        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
-        cert = None
-        if certify:
-            cert = _certify(model, transcript, be, progress)
-            if not cert["certified"]:
-                tried.append({"prime_bits": bits, "outcome": "certification-failed",
-                              "first_mismatch": cert["first_mismatch"]})
-                last = CertificationFailed(
-                    "the recovered model does not reproduce the transcript exactly at any "
-                    f"prime size: the oracle is not attention with ≤ {H0} heads on these "
-                    "queries", **cert)
-                continue
-            cert.update(engine.describe())
-        tried.append({"prime_bits": bits, "outcome": "ok"})
-        if cert is not None:
-            cert["prime_sizes_tried"] = [t["prime_bits"] for t in tried]
-            cert["modular_attempts"] = tried
-        return model, v, engine, cert
-    if not isinstance(last, LearningFailure):
-        last = CertificationFailed(f"the modular reduction failed at every prime size "
-                                   f"({', '.join(str(b) for b in sizes)} bits): {last}")
-    last.details["prime_sizes_tried"] = tried
-    raise last
-
-
-def _check_observed(answer, d, H0, force):
-    """The cost estimate redone from a real copy-count answer (its terms and exponents)."""
-    from ..arith.expfield import ExpElement
-    if not isinstance(answer, ExpElement):
-        return
-    terms = len(answer.num) + len(answer.den)
-    bits = max(1, answer.exponent_span().bit_length())
-    est = estimate_multi_head(d, H0, "exact", bits)
-    check_budget(replace(est, terms_per_answer=terms,
-                         bytes=est.bytes // est.terms_per_answer * terms,
-                         seconds=est.seconds / est.terms_per_answer * terms), force)

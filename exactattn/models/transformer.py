@@ -488,7 +488,7 @@ def random_transformer(dim: int, heads: int, hidden: int, seed=None, kind: str =
     random_head(kind="real"), Gaussian V_h, A, w.  With generic=True (rational only) draws are
     repeated until the W_h are distinct, every V_h A w ≠ 0 and the units are nonzero and
     pairwise non-parallel (when d ≥ 2) — the conditions of the learners
-    (learners/transformer.py) and of unit identifiability."""
+    (learners/transformer/one_layer.py) and of unit identifiability."""
     if heads < 1 or hidden < 1 or dim < 1:
         raise ValueError("dim, heads and hidden must be ≥ 1")
     rng = random.Random(seed)

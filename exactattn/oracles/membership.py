@@ -7,8 +7,8 @@ pair (X, θ): "is f(X) > θ?" — one bit.  :class:`MembershipOracle` has a defa
 *threshold* query), because with one fixed threshold θ = 0 the bits sign f(X) are the same
 for (W, v) and (W, c·v), c > 0, so v would be identifiable only up to a positive factor.
 
-The learner (:func:`exactattn.learners.membership.learn_single_head_membership`) needs the d² + d real answers of the P1
-Thm 6.1 schedule (:func:`~exactattn.learners.noisy.learn_single_head_noisy`).  Each one is
+The learner (:func:`exactattn.learners.p1.membership.learn_single_head_membership`) needs the d² + d real answers of the P1
+Thm 6.1 schedule (:func:`~exactattn.learners.p1.noisy.learn_single_head_noisy`).  Each one is
 found by bisection on θ over [−R, R] (R = ``value_bound`` ≥ |f| on these queries): after k
 halvings the midpoint of the final interval is within ε = R/2^k of f(X).  So the real answers
 are known to ±ε (±(ε + τ) if the value oracle itself is off by ≤ τ: a decision made on

@@ -362,7 +362,7 @@ def _as_element(be: Backend, raw, inferred: bool = False):
         if isinstance(raw, ExpElement):
             return raw
         if _is_sympy(raw):
-            from .adapters.sympy import from_sympy
+            from ..arith.sympy_elements import from_sympy
             return from_sympy(raw)
         import numbers
         if isinstance(raw, numbers.Real) and not isinstance(raw, (bool, numbers.Rational)):

@@ -90,8 +90,8 @@ def _solve(schedule, answers, index, seed):
     docs/design.md §2 fast exact, §4.3): (K, [(score, residue)], L)."""
     from ..arith import get_backend
     from ..arith.modular import BadReduction
-    from ..learners.interpolation import solve_family
-    from ..learners.engines import make_engine
+    from ..learners.p2.interpolation import solve_family
+    from ..learners.p2.engines import make_engine
     ys = _family_samples(schedule, answers, index)
     for bits in (62, 127, 255, 511):
         engine = make_engine(get_backend("exact"), answers, random.Random(seed), bits)
@@ -131,7 +131,7 @@ def _model_section(model, H0, box):
 
 
 def _schedule_section(schedule):
-    from ..learners.schedule import published_count, published_max_length
+    from ..learners.p2.schedule import published_count, published_max_length
     d, H0 = schedule.d, schedule.H0
     return {"U": [[_q(a) for a in r] for r in schedule.U],
             "X": [[_q(a) for a in r] for r in schedule.X],
@@ -169,7 +169,7 @@ def _matching_section(schedule, answers, heads, seed):
     """I(u₁, x₁), I(u₂, x₁) and I(u₁+u₂, x₁): poles multiply (scores add), residues add
     (docs/design.md §4.3 step 2) — uses the learner's own matching rule."""
     from ..arith import get_backend
-    from ..learners.matching import Close, match  # the learner's rule, not a copy
+    from ..learners.p2.matching import Close, match  # the learner's rule, not a copy
     if schedule.d < 2:
         return None
     d = schedule.d
@@ -207,7 +207,7 @@ def run_demo(dim: int = 2, heads: int = 2, seed: int = 0, box: int = DEFAULT_BOX
     from the transcript.  Returns a JSON-ready dict (see :func:`narrate`); ``progress`` is
     passed to the learner (``progress(stage, done, total)``)."""
     from ..learners.multi_head import learn_multi_head
-    from ..learners.schedule import Schedule
+    from ..learners.p2.schedule import Schedule
     from ..models.attention import random_multi_head
     from ..oracles.oracle import Oracle
     model = random_multi_head(dim, heads, seed=seed).canonical()  # same order as the result

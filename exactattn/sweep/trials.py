@@ -115,7 +115,7 @@ def _model(learner, d, H, rank, backend, model_seed):
     kind = "rational" if backend == "exact" else "real"
     from ..models.attention import MultiHeadAttention, random_multi_head
     if learner == "low-rank":
-        from ..learners.low_rank import random_low_rank_head
+        from ..learners.p1.low_rank import random_low_rank_head
         return MultiHeadAttention([random_low_rank_head(d, rank, seed=model_seed, kind=kind)])
     return random_multi_head(d, H if learner == "multi-head" else 1, seed=model_seed, kind=kind)
 
@@ -129,10 +129,10 @@ def model_of(params: dict):
 def _learn(params, oracle, seed):
     p, be = params, {"backend": params["backend"], "dps": params["dps"], "seed": seed}
     if p["learner"] == "single-head":
-        from ..learners.single_head import learn_single_head
+        from ..learners.p1.single_head import learn_single_head
         return learn_single_head(oracle, p["d"], **be)
     if p["learner"] == "low-rank":
-        from ..learners.low_rank import learn_low_rank
+        from ..learners.p1.low_rank import learn_low_rank
         return learn_low_rank(oracle, p["d"], rank=p["rank"], **be)
     from ..learners.multi_head import learn_multi_head
     kw = {"heads": p["H"]} if p["H0"] is None else {"heads_bound": p["H0"]}
@@ -150,11 +150,11 @@ def _expected(params):
     if params["learner"] == "single-head":
         return d * d + d, 2
     if params["learner"] == "low-rank":
-        from ..learners.low_rank import skeleton_queries
+        from ..learners.p1.low_rank import skeleton_queries
         return skeleton_queries(d, params["rank"]), 2 if params["rank"] else 1
     if params["schedule"] != "p2":
         return None, None
-    from ..learners.schedule import published_count, published_max_length
+    from ..learners.p2.schedule import published_count, published_max_length
     H0 = params["H0"] or params["H"]
     return published_count(d, H0), published_max_length(H0)
 
@@ -206,7 +206,7 @@ def learner_trial(params: dict, seed: int) -> dict:
 def _judge(params, model, res, rec) -> str:
     if params["backend"] == "exact":
         return "recovered" if res.model.head_set() == model.head_set() else WRONG
-    from ..learners.compare import default_tolerance, parameter_error
+    from ..learners.result.compare import default_tolerance, parameter_error
     err = parameter_error(model, res.heads)
     tol = default_tolerance(params["backend"] if params["backend"] != "mp" else
                             _mp_backend(params["dps"]))

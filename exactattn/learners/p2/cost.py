@@ -1,0 +1,181 @@
+"""Cost estimates before a run, and the budget they are held to (docs/design.md §2 exact,
+§4.3 schedule).
+
+An exact answer of an H-head model on a query with n distinct tokens is a ratio of sparse
+polynomials in t with up to n^H terms each (the expanded product of the heads' softmax
+denominators): 2^(H+1) terms for a copy-count query (n = 2) — 130 k at H = 16, 7.7 M at
+H = 22 — and each term holds an exponent k = L·score that grows with the denominators of
+the entries (L is the lcm of the scores' denominators).  The P2 schedule asks
+4H₀d² − 2H₀ + 1 such queries, and the exact learner keeps every answer (the transcript it
+certifies against).  :func:`estimate_multi_head` and :func:`estimate_answer` turn that into
+memory and time; :func:`check_budget` refuses, with the estimate in one line, a run above the
+budget unless ``force`` is given — and refuses even then an answer larger than what FLINT
+can allocate (``expfield.MAX_TERMS``: a failed allocation there aborts the process).
+
+The time model is a rate measured on the reference machine (2 cores): about
+``SECONDS_PER_TERM`` per answer term over a whole certified run (oracle, learner and
+certification; ``benchmarks/bench_core.py`` prints the measured figures), and
+``MP_SECONDS_PER_OP`` per head·token·d² on the mp/float backends.  The figures are
+estimates for refusing hopeless runs, never a guarantee.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import lcm
+
+from ...arith import expfield
+from .schedule import published_count, published_max_length
+
+__all__ = ["CostEstimate", "CostExceeded", "Budget", "DEFAULT_BUDGET", "estimate_multi_head",
+           "estimate_answer", "check_budget"]
+
+#: seconds per answer term over a whole certified exact run (measured at (d, H) = (16, 8))
+SECONDS_PER_TERM = 1.5e-6
+#: seconds per head × token × d² on the mp / float backends (answers are numbers; mp at 50
+#: digits takes ~7 ms per length-17 query at (16, 8))
+MP_SECONDS_PER_OP = 2e-7
+
+
+class CostExceeded(ValueError):
+    """A run's estimated cost is above the budget (raised before the first query)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Memory (bytes) and time (seconds) a run may be estimated to take."""
+
+    bytes: int = 4 << 30
+    seconds: float = 3600.0
+
+
+DEFAULT_BUDGET = Budget()
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a run is estimated to need (docs/design.md §2, §4.3)."""
+
+    what: str
+    queries: int
+    max_length: int
+    terms_per_answer: int
+    exponent_bits: int
+    bytes: int
+    seconds: float
+    exact: bool = True
+
+    def summary(self) -> str:
+        answers = (f"exact answers of up to {_num(self.terms_per_answer)} terms (exponents of "
+                   f"~{self.exponent_bits} bits)" if self.exact else "numeric answers")
+        return (f"{self.what}: {self.queries:,} quer{'y' if self.queries == 1 else 'ies'} "
+                f"of length ≤ {self.max_length}, {answers}: ~{_bytes(self.bytes)}, "
+                f"~{_secs(self.seconds)}")
+
+
+def _term_bytes(exponent_bits: int) -> int:
+    """Bytes of one stored term: a packed exponent and an fmpz coefficient (~ 3 words)."""
+    return 24 + 8 * max(0, (exponent_bits - 1) // 64)
+
+
+def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: int = 40,
+                        validation: int = 0):
+    """The P2 schedule at (d, H₀): 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1; on the
+    exact backend each answer of an ≤ H₀-head model has ≤ 2·2^H₀ terms (two distinct tokens per
+    copy-count query).  ``exponent_bits`` is a guess of the exponents' size (default: the
+    40 bits of rational entries with small denominators on the default query box).
+    ``validation`` validation queries (three distinct tokens, length ≤ 2H₀ + 4:
+    ≤ 2·3^H₀ terms each, and a comparison that may multiply two of them) are added."""
+    queries, length = published_count(d, H0), published_max_length(H0)
+    what = f"multi-head learner at d={d}, H0={H0} ({backend})"
+    if validation:
+        what += f" with {validation} validation queries"
+    if backend != "exact":
+        seconds = (queries * H0 * length + validation * H0 * (length + 3)) * d * d * \
+            MP_SECONDS_PER_OP
+        return CostEstimate(what, queries, length, 1, 0, queries * 64, seconds, exact=False)
+    terms = 2 * 2 ** H0
+    total = queries * terms
+    if validation:
+        vterms = 2 * 3 ** H0
+        total += validation * vterms * 3        # the answer, the model's, and their products
+        terms = max(terms, vterms)
+    return CostEstimate(what, queries, length, terms, exponent_bits,
+                        total * _term_bytes(exponent_bits), total * SECONDS_PER_TERM)
+
+
+def estimate_answer(model, tokens):
+    """One exact evaluation F(X) of a rational model (docs/design.md §2): numerator and
+    denominator have up to min(Π_h n_h, 1 + Σ_h span_h) terms each (n_h ≤ n distinct
+    tokens; span_h the spread of head h's exponents k = L·score, from the exact scores
+    computed here — a few small rational products)."""
+    from ...arith.numbers import to_rational
+    toks = [[to_rational(x, f"token {n}, entry {i}") for i, x in enumerate(t)]
+            for n, t in enumerate(tokens)]
+    distinct = {tuple(t) for t in toks}
+    xN = toks[-1]
+    L, per_head = 1, []
+    for h in model.heads:
+        Wx = [sum((Fraction(w) * x for w, x in zip(row, xN)), Fraction(0)) for row in h.W]
+        scores = {sum((a * b for a, b in zip(tok, Wx)), Fraction(0)) for tok in distinct}
+        for s in scores:
+            L = lcm(L, s.denominator)
+        per_head.append(scores)
+    product, span, top = 1, 0, 0
+    for scores in per_head:
+        product *= len(scores)
+        span += int((max(scores) - min(scores)) * L)
+        top = max(top, max(abs(s) for s in scores) * L)
+    bits = max(1, int(top).bit_length())
+    terms = 2 * min(product, span + 1)
+    return CostEstimate(f"an exact answer of {len(model.heads)} heads on {len(distinct)} "
+                        f"distinct tokens", 1, len(toks), terms, bits,
+                        terms * _term_bytes(bits), terms * SECONDS_PER_TERM / 3)
+
+
+def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None):
+    """Raise CostExceeded (one line: the estimate, the budget and the way out) when the
+    estimate is above the budget (default DEFAULT_BUDGET) and ``force`` is not given; an
+    answer beyond FLINT's allocation limit is refused even with ``force``."""
+    if estimate.terms_per_answer > expfield.MAX_TERMS:
+        raise CostExceeded(f"refused: {estimate.summary()}; one answer exceeds the "
+                           f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic "
+                           f"(use --backend mp{_skip_validation(estimate)})")
+    if force:
+        return estimate
+    budget = DEFAULT_BUDGET if budget is None else budget
+    over = estimate.bytes > budget.bytes or estimate.seconds > budget.seconds
+    if over:
+        raise CostExceeded(f"refused: {estimate.summary()}, above the budget of "
+                           f"{_bytes(budget.bytes)} and {_secs(budget.seconds)}; pass "
+                           f"--force (force=True) to run anyway"
+                           f"{_skip_validation(estimate)}")
+    return estimate
+
+
+def _skip_validation(estimate) -> str:
+    return (", or --validate 0 (validate=0) to skip the validation queries"
+            if "validation" in estimate.what else "")
+
+
+def _num(n: int) -> str:
+    return f"{n:,}" if n < 10 ** 7 else f"{n:.2g}"
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TB"
+
+
+def _secs(s: float) -> str:
+    if s < 120:
+        return f"{s:.3g} s"
+    if s < 7200:
+        return f"{s / 60:.3g} min"
+    if s < 2 * 86400 * 365:
+        return f"{s / 3600:.3g} h"
+    return f"{s / (86400 * 365):.3g} years"

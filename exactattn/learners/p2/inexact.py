@@ -1,0 +1,241 @@
+"""The P2 multi-head learner on the mp / float backends (docs/design.md §8: inexact backends
+prove less, and say so).
+
+After the schedule's answers are in:
+
+1. the oracle's precision η is stated or inferred (:mod:`.precision`), and the working
+   precision follows from it;
+2. the learner's own recovery runs on the answer balls [ŷ ± η·max(1, |ŷ|)] in certified
+   ball arithmetic (:mod:`.enclosure`); with heads=H every family tries type H first;
+3. success: the heads are the enclosures' midpoints (at the working precision; float64 on
+   the float backend), and ``result.error_bar`` bounds max |Δparameter| for every oracle of
+   that precision with the heads found (method "ball", rigorous);
+4. failure is named: fewer heads than heads=H is :class:`~exactattn.errors.UnresolvedHeads`;
+   a decision the balls cannot make is :class:`~exactattn.errors.IllConditioned` with the
+   smallest pole separation seen and the precision that would have sufficed (re-run on
+   narrower balls); a certain contradiction (no matching candidate at all, or Σ v_h ≠ v,
+   with every family certified of type H) is NotAttention at the stated precision.
+   ``accuracy``, if given, must be met by the bar, else IllConditioned.
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+from ...arith.ball import midpoint_mpf
+from ...errors import (CollidingPoles, IllConditioned, InvisibleHead, LearningFailure,
+                      NotAttention, SingularSystem, UnresolvedHeads)
+from ...models.attention import AttentionHead, MultiHeadAttention
+from .enclosure import enclose, needed_precision
+from ..result.precision import (ErrorBar, bar_for, check_accuracy, infer_precision, working_bits,
+                        working_dps)
+
+__all__ = ["run_inexact"]
+
+
+def _convert(be, work_ctx):
+    """arb → the backend's number (an mpf at the working precision, or a float64)."""
+    if be.name == "float":
+        return lambda b: float(midpoint_mpf(b, work_ctx))
+    return lambda b: midpoint_mpf(b, work_ctx)
+
+
+def _separation(details, work_ctx):
+    seps = details.get("separations") or []
+    if not seps:
+        return None
+    return mpmath.nstr(min(midpoint_mpf(s, work_ctx) for s in seps), 6)
+
+
+def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=None,
+                heads=None, precision=None, accuracy=None, dps=None):
+    """Steps 1–4 of the module docstring; ``result(**fields)`` builds the LearnResult."""
+    prec = infer_precision(orc, answers, precision)
+    wdps = working_dps(prec, dps if be.name == "mp" else None)
+    bits = 53 if be.name == "float" and dps is None and prec.digits <= 15 else working_bits(wdps)
+    ctx = mpmath.MPContext()
+    ctx.dps = wdps
+    H0 = schedule.H0
+    try:
+        enc = enclose(lambda *a: recover(*a, heads=heads), schedule, answers, prec, bits)
+    except (LearningFailure, SingularSystem) as e:
+        failure = _classify(e, recover, schedule, answers, prec, bits, heads, ctx)
+        if not isinstance(failure, IllConditioned):
+            raise failure from None
+        fo, why = _first_order(recover, close, schedule, answers, prec, wdps, heads)
+        if fo is None:
+            failure.details["first_order"] = why
+            failure.args = (f"{failure}; no first-order bar either: {why}",)
+            raise failure from None
+        return _first_order_result(fo, failure, be, prec, wdps, ctx, schedule, transcript,
+                                   result, heads, accuracy)
+    convert = _convert(be, ctx)
+    pairs = sorted(zip(enc.midpoints(convert), enc.heads),
+                   key=lambda p: ([x for r in p[0][0] for x in r], p[0][1]))
+    found = [p[0] for p in pairs]
+    enc_heads = [p[1] for p in pairs]
+    sep = None if not enc.separations else mpmath.nstr(enc.min_separation(ctx), 6)
+    if heads is not None and len(found) < heads:
+        raise UnresolvedHeads(
+            f"{len(found)} of heads={heads} heads resolved at the oracle precision {prec}: "
+            f"two poles or a residue cannot be told apart (smallest pole separation seen "
+            f"{sep}); state a finer oracle precision or use the exact backend",
+            heads_found=len(found), heads=heads, pole_separation=sep,
+            precision=prec.describe())
+    bound = bar_for(enc_heads, found, ctx, bits)
+    bar = ErrorBar(bound=bound, method="ball", precision=prec, working_dps=wdps,
+                   constant=bound / mpmath.mpf(float(prec.eta)),
+                   assumes=_assumes(prec, len(found), heads, H0), enclosure=enc_heads,
+                   details={"prec_bits": bits, "min_pole_separation": sep})
+    check_accuracy(bar, accuracy, sep)
+    model = MultiHeadAttention([AttentionHead(W, v) for W, v in found])
+    res = result(heads=found, certificate=None,
+                 extra={"U": schedule.U, "X": schedule.X, "H0": H0,
+                        "v": [convert(x) for x in enc.v], "engine": {"engine": "ball",
+                                                                     "prec_bits": bits},
+                        "certification": _residual(model, transcript, be, ctx)})
+    res.error_bar = bar
+    res.notes.append(f"error bar {bar}")
+    if heads is None and len(found) < H0:
+        res.notes.append(f"{len(found)} heads resolved with heads_bound={H0}: the bar assumes "
+                         f"the oracle has exactly these {len(found)} canonical heads visible "
+                         f"(fewer are excluded; more, unresolved at this precision, are not)")
+    return res
+
+
+#: the first-order constant C costs one recovery per answer: computed up to this many answers
+FIRST_ORDER_MAX_ANSWERS = 70
+
+
+def _first_order(recover, close, schedule, answers, prec, wdps, heads):
+    """The fallback where balls fail (docs/design.md §8): the tolerance-based recovery at
+    twice the working precision, tolerances from η (:func:`.precision.approximate_tolerances`),
+    and C = max_p Σ_k |∂p/∂a_k| by finite differences (:mod:`.jacobian`); the bar C·η is
+    first-order, not rigorous, and is used only while it stays below a quarter of the
+    smallest distance between two recovered heads.  Returns ((heads, v, C, bound), None) or
+    (None, why)."""
+    from ...arith.mp import MPBackend
+    from .engines import RealEngine, real_tolerance
+    from .jacobian import flat, jacobian, row_norms
+    from .schedule import Schedule
+    if close is None or len(answers) > FIRST_ORDER_MAX_ANSWERS:
+        return None, (f"the first-order constant is computed up to {FIRST_ORDER_MAX_ANSWERS} "
+                      f"answers (this run has {len(answers)})")
+    work = MPBackend(2 * wdps)
+    sched = Schedule([[work.scalar(x) for x in r] for r in schedule.U],
+                     [[work.scalar(x) for x in r] for r in schedule.X], schedule.H0)
+    ans = [work.scalar(a) for a in answers]
+
+    def fn(a):
+        engine = RealEngine(work, real_tolerance(work, prec))
+        return recover(sched, a, engine, work, schedule.H0, close(work, prec), heads=heads)
+
+    try:
+        found, v = fn(ans)
+        if heads is not None and len(found) < heads:
+            return None, f"the tolerance-based recovery finds {len(found)} of {heads} heads"
+        step = work.ctx.mpf(10) ** (-wdps)
+        J = jacobian(fn, ans, step, found, flat(found, v), work.scalar(0))
+    except LearningFailure as e:
+        return None, f"the tolerance-based recovery fails too ({e.reason}: {e})"
+    d = schedule.d
+    C = max(row_norms(J[: len(found) * (d * d + d)]), default=work.scalar(0))
+    top = max((abs(a) for a in ans), default=work.scalar(1))
+    eta_abs = work.scalar(prec.eta) * (max(1, top) if prec.relative else 1)
+    bound = C * eta_abs
+    gaps = [max(abs(a - b) for a, b in zip(flat([h1], []), flat([h2], [])))
+            for i, h1 in enumerate(found) for h2 in found[i + 1:]]
+    if gaps and not 4 * bound < min(gaps):
+        return None, (f"the first-order bar C·η = {mpmath.nstr(bound, 3)} is not below a quarter "
+                      f"of the distance {mpmath.nstr(min(gaps), 3)} between two heads")
+    return (found, v, C, bound), None
+
+
+def _first_order_result(fo, failure, be, prec, wdps, ctx, schedule, transcript, result,
+                        heads, accuracy):
+    found, v, C, bound = fo
+    if be.name == "float":
+        conv = float
+    else:
+        def conv(x):
+            return ctx.mpf(x)
+    reported = [([[conv(x) for x in row] for row in W], [conv(x) for x in vh])
+                for W, vh in found]
+    reported.sort(key=lambda h: ([x for r in h[0] for x in r], h[1]))
+    rounding = mpmath.mpf(2) ** -52 if be.name == "float" else ctx.eps
+    top = max((abs(mpmath.mpf(x)) for W, vh in found for x in flat_entries(W, vh)), default=1)
+    sep = failure.details.get("pole_separation")
+    bar = ErrorBar(bound=mpmath.mpf(bound) + rounding * top, method="first-order", precision=prec,
+                   working_dps=2 * wdps, constant=C,
+                   assumes=(f"first order in η (C·η with C = {mpmath.nstr(C, 3)} by finite "
+                            f"differences; not rigorous): the balls fail at this precision "
+                            f"({failure.details.get('cause')})"),
+                   details={"min_pole_separation": sep,
+                            "needed_precision": failure.details.get("needed_precision")})
+    check_accuracy(bar, accuracy, sep)
+    model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in reported])
+    res = result(heads=reported, certificate=None,
+                 extra={"U": schedule.U, "X": schedule.X, "H0": schedule.H0,
+                        "v": [conv(x) for x in v],
+                        "engine": {"engine": "first-order", "dps": 2 * wdps},
+                        "certification": _residual(model, transcript, be, ctx)})
+    res.error_bar = bar
+    res.notes.append(f"error bar {bar}: no certified enclosure at this precision "
+                     f"({failure.details.get('cause')})")
+    return res
+
+
+def flat_entries(W, v):
+    return [x for row in W for x in row] + list(v)
+
+
+def _assumes(prec, found, heads, H0):
+    told = f"heads={heads}" if heads is not None else f"at least {found} heads (bound {H0})"
+    return (f"every answer within {prec.eta and float(prec.eta):.3g}"
+            f"{'·max(1,|y|)' if prec.relative else ''} of the output of an attention model "
+            f"with exactly {found} canonical heads visible on the schedule ({told})")
+
+
+def _residual(model, transcript, be, ctx):
+    """The midpoint model's largest relative residual on the transcript (information only:
+    the enclosure, not this number, is the evidence)."""
+    if not transcript:
+        return {"certified": None}
+    worst = mpmath.mpf(0)
+    with mpmath.workdps(ctx.dps):
+        for tokens, answer in transcript:
+            got = model(list(list(t) for t in tokens), be)
+            worst = max(worst, abs(mpmath.mpf(got) - mpmath.mpf(answer)) /
+                        (1 + abs(mpmath.mpf(answer))))
+    return {"certified": None, "method": "certified ball enclosure (error_bar)",
+            "max_relative_residual": worst}
+
+
+def _classify(e, recover, schedule, answers, prec, bits, heads, ctx):
+    """The named failure of an inexact run whose ball recovery could not certify (module
+    docstring, step 4)."""
+    sep = _separation(e.details if isinstance(e, LearningFailure) else {}, ctx)
+    reason = getattr(e, "reason", "singular-system")
+    certain = isinstance(e, NotAttention) and heads is not None and \
+        (e.details.get("candidates") == 0 or "sum_v" in e.details)
+    if certain:
+        return NotAttention(f"{e} — certain at the oracle precision {prec}: no attention model "
+                            f"with {heads} heads answers within it (or the oracle is less "
+                            f"precise than stated)", precision=prec.describe(),
+                            **{k: v for k, v in e.details.items() if k != "separations"})
+    if heads is not None and isinstance(e, (CollidingPoles, InvisibleHead)):
+        return UnresolvedHeads(
+            f"heads={heads} heads are not resolved in every family at the oracle precision "
+            f"{prec} ({reason}: {e}); smallest pole separation seen {sep}",
+            heads=heads, pole_separation=sep, precision=prec.describe(), cause=reason)
+    narrower, _ = needed_precision(lambda *a: recover(*a, heads=heads), schedule, answers,
+                                   prec, bits)
+    need = None if narrower is None else f"{float(narrower.eta):.3g}"
+    hint = (f"answers within about {need} would certify it" if need else
+            "no narrower precision certified these answers (they may be noisier than "
+            "stated, or not attention)")
+    return IllConditioned(
+        f"the recovery cannot be certified at the oracle precision {prec} ({reason}: {e}); "
+        f"smallest pole separation seen {sep}; {hint}. Raising dps does not help: more "
+        f"precise answers (or the exact backend) do", pole_separation=sep,
+        precision=prec.describe(), needed_precision=need, cause=reason)

@@ -1,0 +1,153 @@
+"""Copy-count rational interpolation (P2; docs/design.md §4.3), written once for every field.
+
+For the family I(u, x) — queries [(x+u) repeated m times, x] — the output is
+
+    G(m) = K + Σ_h c_h / (1 + m z_h),   z_h = exp(uᵀW_h x),  c_h = −v_h·u,  K = v·(x+u),
+
+a rational function of type (H*, H*).  :func:`fit_rational` finds the reduced
+(lowest-degree) P/Q with Q(0) = 1 through the samples, trying n = 0, 1, …, H₀ and
+accepting the first n whose (2n+1)-point linearised system is nonsingular and whose
+solution reproduces *every* sample (the samples beyond 2n+1 are held out).  A lower type
+cannot fit by accident: two distinct functions of types (n, n) and (H*, H*), n < H* ≤ H₀,
+agree on at most n + H* < 2H₀ + 1 points.  :func:`poles_and_residues` turns P/Q into the
+(z_h, c_h) and K.
+
+A *field* supplies ``zero``, ``one``, ``from_int``, ``is_zero``, ``pivot(column)`` and
+``roots(coeffs)``; elements use Python operators.  Implemented by
+:class:`~exactattn.arith.fields.PrimeField` (exact, F_p) and
+:class:`~exactattn.arith.fields.RealField` (mp/float).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import NotAttention
+
+__all__ = ["RationalFit", "fit_rational", "poles_and_residues", "solve_family",
+           "solve_linear", "poly_eval"]
+
+
+def poly_eval(coeffs, m, field):
+    acc = field.zero
+    for c in reversed(coeffs):
+        acc = acc * m + c
+    return acc
+
+
+def solve_linear(field, A, b):
+    """Gaussian elimination with the field's pivot rule; None if singular.  A field with a
+    solver of its own uses it instead (F_p: ``PrimeField.solve`` in python-flint; the ball
+    field's verified solver)."""
+    own = getattr(field, "solve", None)
+    if own is not None:
+        return own(A, b)
+    n = len(A)
+    M = [list(row) + [bi] for row, bi in zip(A, b)]
+    for col in range(n):
+        piv = field.pivot([M[r][col] for r in range(col, n)])
+        if piv is None:
+            return None
+        piv += col
+        M[col], M[piv] = M[piv], M[col]
+        inv = field.one / M[col][col]
+        for r in range(col + 1, n):
+            f = M[r][col] * inv
+            M[r] = [a - f * c for a, c in zip(M[r], M[col])]
+    x = [field.zero] * n
+    for r in range(n - 1, -1, -1):
+        acc = M[r][n]
+        for c in range(r + 1, n):
+            acc = acc - M[r][c] * x[c]
+        x[r] = acc / M[r][r]
+    return x
+
+
+@dataclass
+class RationalFit:
+    """G = P/Q, Q(0) = 1, of type (n, n); coefficient lists low → high."""
+
+    P: list
+    Q: list
+    n: int
+
+
+def _try_degree(field, ms, ys, n):
+    """Solve P(m_i) − y_i Q(m_i) = 0 on the first 2n+1 samples (unknowns p_0..p_n, q_1..q_n)."""
+    rows, rhs = [], []
+    for m, y in zip(ms[: 2 * n + 1], ys[: 2 * n + 1]):
+        powers = [field.one]
+        for _ in range(n):
+            powers.append(powers[-1] * m)
+        rows.append(powers + [-(y * pw) for pw in powers[1:]])
+        rhs.append(y)
+    sol = solve_linear(field, rows, rhs)
+    if sol is None:
+        return None
+    return RationalFit(sol[: n + 1], [field.one] + sol[n + 1:], n)
+
+
+def _fits_all(field, fit, ms, ys) -> bool:
+    for m, y in zip(ms, ys):
+        q = poly_eval(fit.Q, m, field)
+        if field.is_zero(q):
+            return False
+        if not field.is_zero(poly_eval(fit.P, m, field) - y * q):
+            return False
+    return True
+
+
+def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> RationalFit:
+    """Reduced rational interpolant of type ≤ (max_degree, max_degree) with Q(0) = 1 (P2;
+    docs/design.md §4.3).  Raises NotAttention when no type ≤ H₀ fits every sample.
+
+    ``hint`` (e.g. the pole count of a previous family) is tried first: a type-n solution
+    from a *nonsingular* system that fits every sample is already reduced, because a
+    lower type n' < n would make the n-system singular (multiply P and Q by any
+    S with deg S ≤ n − n', S(0) = 1)."""
+    if len(ms) != len(ys) or len(ms) < 2 * max_degree + 1:
+        raise ValueError(f"need {2 * max_degree + 1} samples for type ({max_degree}, {max_degree})")
+    ms = [field.from_int(m) if isinstance(m, int) else m for m in ms]
+    if hint is not None and 0 <= hint <= max_degree:
+        fit = _try_degree(field, ms, ys, hint)
+        if fit is not None and _fits_all(field, fit, ms, ys):
+            return fit
+    for n in range(max_degree + 1):
+        fit = _try_degree(field, ms, ys, n)
+        if fit is not None and _fits_all(field, fit, ms, ys):
+            return fit
+    raise NotAttention(
+        f"the copy-count samples are not a rational function of type ≤ ({max_degree}, "
+        f"{max_degree}): the oracle is not attention with ≤ {max_degree} heads",
+        samples=len(ys), bound=max_degree)
+
+
+def poles_and_residues(field, fit: RationalFit):
+    """From G = P/Q: K and [(z_h, c_h)] with G = K + Σ c_h/(1 + m z_h) (P2; docs/design.md §4.3).
+
+    Q's roots r_h = −1/z_h must be simple and lie in the field; c_h = z_h·P(r_h)/Q'(r_h)."""
+    n = fit.n
+    if n == 0:
+        return fit.P[0], []
+    roots, complete = field.roots(fit.Q)
+    if not complete or any(mult != 1 for _, mult in roots) or len(roots) != n:
+        raise NotAttention(
+            f"the interpolated denominator of degree {n} does not split into {n} distinct "
+            f"factors 1 + m·z_h: not attention", degree=n, roots_found=len(roots))
+    dQ = [c * field.from_int(i) for i, c in enumerate(fit.Q)][1:]
+    heads = []
+    for r, _ in roots:
+        z = -(field.one / r)
+        c = z * poly_eval(fit.P, r, field) / poly_eval(dQ, r, field)
+        if field.is_zero(c):
+            raise NotAttention("a pole with zero residue in a reduced interpolant", pole=str(z))
+        heads.append((z, c))
+    K = fit.P[n] / fit.Q[n] if len(fit.P) > n else field.zero
+    return K, heads
+
+
+def solve_family(field, ys, max_degree: int, hint: int | None = None):
+    """Samples G(0..2H₀) of one copy-count family → (K, [(z_h, c_h)]) (P2; docs/design.md §4.3)."""
+    ms = list(range(len(ys)))
+    fit = fit_rational(field, ms, ys, max_degree, hint)
+    return poles_and_residues(field, fit)

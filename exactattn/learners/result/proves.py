@@ -1,0 +1,55 @@
+"""What a result proves, in words (docs/design.md §8: "A result may say only what its
+evidence proves"), set as ``LearnResult.proves`` by every learner that validates.
+
+The exact statements belong to the learners that can make them — P2
+(:func:`exactattn.learners.p2.genericity.statement`), the schedules beyond P2
+(:func:`exactattn.learners.beyond.genericity.statement`), P1's single head and low rank
+(:mod:`exactattn.learners.p1.session`), the one-layer Transformer — and are passed in;
+:func:`state` adds the inexact statement (the error bar under what it assumes) on mp / float
+and what validation (:mod:`.validation`) checked, or that nothing outside the schedule's
+query shapes was checked.
+"""
+
+from __future__ import annotations
+
+__all__ = ["state"]
+
+
+def _validation(result, H0) -> str:
+    n = getattr(result, "validation_queries", 0)
+    if not n:
+        return ("no validation queries were asked (validate=0): nothing outside the "
+                "schedule's query shapes was checked")
+    if result.backend == "exact":
+        how = "are answered exactly as the recovered model answers them (equality in Q(t))"
+    elif result.error_bar is not None:
+        how = ("have answers whose balls meet the recovered model's output balls under the "
+               "error bar")
+    else:
+        how = "are answered as the recovered model answers them within the learner's tolerance"
+    return (f"{n} validation queries of shapes the schedule never asks (3 distinct tokens, "
+            f"length {2 * H0 + 2}…{2 * H0 + 2 + min(n, 3) - 1}) {how}")
+
+
+def _inexact(result) -> str:
+    bar = result.error_bar
+    if bar is None:
+        return (f"the recovered model reproduces the {result.queries} answers within the "
+                f"learner's tolerance; no error bar on the parameters")
+    return (f"the recovered heads are within {bar} entrywise of every attention model "
+            f"satisfying: {bar.assumes}")
+
+
+def state(result, H0: int, exact: str | None = None):
+    """Set ``result.proves`` (module docstring): ``exact`` is the learner's statement for an
+    exact run (None: only that the answers are reproduced, with no genericity statement)."""
+    if result.backend != "exact":
+        text = _inexact(result)
+    elif exact is not None:
+        text = exact
+    else:
+        text = (f"the recovered model reproduces all {result.queries} answers exactly in Q(t); "
+                f"no genericity statement is made for this schedule, so other models with "
+                f"≤ {H0} heads may give the same answers")
+    result.proves = f"{text}; {_validation(result, H0)}."
+    return result

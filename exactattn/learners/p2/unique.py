@@ -1,0 +1,178 @@
+"""Certified uniqueness (beyond P2; docs/design.md §11): the answer fibre of a run's
+transcript, and queries that shrink it to one model.
+
+:func:`transcript_families` reads every copy-count family of a P2 transcript exactly
+(:mod:`.family_function`) — from the answers alone, not from the learner's model —, with
+ρ = U v fixed by q₀ and the constants of the families I(u_i, x₁). :func:`certify_unique`
+computes the fibre (:mod:`.fibre`) and, while it holds more than one model or a piece of
+positive dimension, asks one more copy-count family I(Σ a_i u_i, Σ b_j x_j) with small random
+a, b (2H₀ queries; its m = 0 sample v·x is known), and recomputes. It stops when the fibre is
+one model — then *every oracle with at most H₀ heads that gives these answers is that model*,
+no probability and no genericity theorem involved — or when it is empty (no model with
+≤ H₀ heads gives these answers: out of class), or at its query budget.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ...errors import LearningFailure, OutOfClass
+from .family_function import FamilyFunction, family_queries, read_family
+from .fibre import compute_fibre
+
+__all__ = ["transcript_families", "certify_unique", "Uniqueness", "NotUnique",
+           "schedule_order", "model_of"]
+
+
+class NotUnique(LearningFailure):
+    """The fibre still holds more than one model at the query budget."""
+
+    reason = "not-unique"
+
+
+def _indicator(key, d):
+    return tuple(Fraction(1) if i in key else Fraction(0) for i in range(d))
+
+
+def _dot(a, b):
+    return sum((Fraction(x) * Fraction(y) for x, y in zip(a, b)), Fraction(0))
+
+
+def _solve(M, rhs):
+    """x with M x = rhs, exactly (M square, invertible)."""
+    from flint import fmpq, fmpq_mat
+    n = len(M)
+    A = fmpq_mat(n, n, [fmpq(Fraction(x).numerator, Fraction(x).denominator)
+                        for r in M for x in r])
+    b = fmpq_mat(n, 1, [fmpq(Fraction(x).numerator, Fraction(x).denominator) for x in rhs])
+    sol = A.solve(b)
+    return [Fraction(int(sol[i, 0].p), int(sol[i, 0].q)) for i in range(n)]
+
+
+def transcript_families(schedule, answers, rng: random.Random):
+    """(families, roles, ρ, v): every family of the P2 schedule read exactly from the answers
+    (``answers[0]`` = q₀, then each family's m = 1…2H₀ in schedule order); ``roles`` tells
+    column-1 families ("col1"), their matching families ("match1") and the rest ("rest")."""
+    d, H0, per = schedule.d, schedule.H0, 2 * schedule.H0
+    q0 = answers[0]
+    if not q0.is_rational():
+        raise OutOfClass("F([x1]) of a single token is not a rational number: no rational "
+                         "model gives this transcript")
+    q0 = q0.as_rational()
+    fams, roles = [None] * len(schedule.families), [None] * len(schedule.families)
+
+    def read(k, g0):
+        f = schedule.families[k]
+        ys = answers[1 + k * per: 1 + (k + 1) * per]
+        fams[k] = read_family(_indicator(f.u_key, d), _indicator(f.x_key, d), [g0] + ys, H0,
+                              rng)
+
+    for k, f in enumerate(schedule.families):
+        if f.ends_in_x1:
+            read(k, q0)
+            roles[k] = "col1" if len(f.u_key) == 1 else "match1"
+    rho = [fams[k].K - q0 for k, f in enumerate(schedule.families)
+           if f.ends_in_x1 and len(f.u_key) == 1]
+    v = _solve(schedule.U, rho)
+    for k, f in enumerate(schedule.families):
+        if not f.ends_in_x1:
+            read(k, _dot(v, f.x))
+            roles[k] = "rest"
+    return fams, roles, rho, v
+
+
+def schedule_order(roles):
+    """Label each column-1 matching family right after the two families it pairs, extra
+    families next, then the rest in schedule order (a matching family I(u_i, x₁+x_j) follows
+    I(u_i, x_j) there already)."""
+    col1 = [k for k, r in enumerate(roles) if r == "col1"]
+    match1 = [k for k, r in enumerate(roles) if r == "match1"]
+    order = col1[:1]
+    for k in range(1, len(col1)):
+        order.append(col1[k])
+        if k - 1 < len(match1):
+            order.append(match1[k - 1])
+    order += match1[max(0, len(col1) - 1):]
+    order += [k for k, r in enumerate(roles) if r == "extra"]
+    order += [k for k, r in enumerate(roles) if r == "rest"]
+    return order
+
+
+def model_of(S, r, U, X):
+    """The heads (W_h, v_h) of coordinates (S_h, r_h): W = U⁻¹ S X⁻ᵀ, v = U⁻¹ r."""
+    from flint import fmpq, fmpq_mat
+    d = len(U)
+
+    def mat(rows):
+        return fmpq_mat(len(rows), len(rows[0]), [fmpq(Fraction(x).numerator,
+                                                       Fraction(x).denominator)
+                                                  for row in rows for x in row])
+    Ui, Xti = mat(U).inv(), mat(X).transpose().inv()
+    out = []
+    for Sh, rh in zip(S, r):
+        Wm = Ui * mat(Sh) * Xti
+        vm = Ui * mat([[x] for x in rh])
+        out.append(([[Fraction(int(Wm[i, j].p), int(Wm[i, j].q)) for j in range(d)]
+                     for i in range(d)],
+                    [Fraction(int(vm[i, 0].p), int(vm[i, 0].q)) for i in range(d)]))
+    return out
+
+
+@dataclass
+class Uniqueness:
+    """The outcome of :func:`certify_unique`: the fibre's one model (heads), the final fibre,
+    the extra families asked (their (a, b)) and queries, and every fibre computed."""
+
+    heads: list
+    fibre: object
+    extra_families: list = field(default_factory=list)
+    extra_queries: int = 0
+    rounds: list = field(default_factory=list)
+
+
+def _random_family(rng, d):
+    while True:
+        a = tuple(Fraction(rng.randint(-2, 2)) for _ in range(d))
+        b = tuple(Fraction(rng.randint(-2, 2)) for _ in range(d))
+        if any(a) and any(b):
+            return a, b
+
+
+def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int = 8,
+                   progress=None):
+    """Shrink the answer fibre of a P2 transcript to one model (module docstring).
+
+    ``orc`` is the run's oracle (extra queries are counted there), ``answers`` the schedule's
+    answers in order. Returns :class:`Uniqueness`; raises OutOfClass when the fibre is empty
+    and NotUnique when ``max_families`` extra families leave more than one model."""
+    d, H0 = schedule.d, schedule.H0
+    fams, roles, rho, v = transcript_families(schedule, answers, rng)
+    extra, asked = [], 0
+    rounds = []
+    while True:
+        fib = compute_fibre(d, H0, fams, rho, schedule_order(roles), seed=rng.getrandbits(32))
+        rounds.append({"families": len(fams), "pieces": len(fib.pieces), "nodes": fib.nodes,
+                       "dimensions": [p.dimension for p in fib.pieces]})
+        if not fib.pieces:
+            raise OutOfClass(f"no model with ≤ {H0} heads gives these answers (the answer "
+                             f"fibre of {len(fams)} copy-count families is empty)",
+                             families=len(fams))
+        one = fib.unique_model()
+        if one is not None:
+            S, r = fib.pieces[0].representative()
+            return Uniqueness(model_of(S, r, schedule.U, schedule.X), fib, extra, asked, rounds)
+        if len(extra) >= max_families:
+            raise NotUnique(f"the answer fibre still holds {len(fib.pieces)} pieces after "
+                            f"{len(extra)} extra families ({asked} queries)",
+                            pieces=len(fib.pieces), extra_queries=asked)
+        a, b = _random_family(rng, d)
+        queries, u, x = family_queries(schedule.U, schedule.X, a, b, H0)
+        ys = []
+        for q in queries:
+            ys.append(orc(q))
+            asked += 1
+        fams.append(read_family(a, b, [_dot(v, x)] + ys, H0, rng))
+        roles.append("extra")
+        extra.append((a, b))

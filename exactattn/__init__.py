@@ -4,24 +4,41 @@
 The public API is this module's ``__all__``: models and their canonical form, the counting
 no-peek :class:`Oracle`, the learners (``learn_*``), comparison of results with a reference,
 the named failures, and adapters for foreign models (``from_sympy``, ``numpy_oracle``;
-``exactattn.adapters.torch`` for PyTorch).  Learners and the Transformer are imported on first use, so
-``import exactattn`` stays light.
+``exactattn.adapters.torch`` for PyTorch).  Everything but the named failures is imported on
+first use (``exactattn.Oracle`` loads the oracle, ``exactattn.learn_multi_head`` the learner),
+so ``import exactattn`` and ``exactattn --version`` stay light.
+
+Quick start::
+
+    import exactattn as ea
+    model = ea.random_multi_head(3, 2, seed=1)
+    res = ea.learn_multi_head(ea.Oracle(model), 3, heads=2, seed=0)
+    res.model.head_set() == model.head_set()      # True: exact canonical recovery
 """
 
 from . import _env  # noqa: F401  (sets SYMPY_GROUND_TYPES before sympy is imported)
-from .arith import ExpElement, get_backend
 from .errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
                      ConditionsNotMet, ExactAttnError, InvisibleHead, LearningFailure,
-                     NotAttention, NotIdentifiable, OracleTimeout, OutOfClass, PeekError,
-                     QueryError, SingularBasis)
-from .models.attention import (AttentionHead, MultiHeadAttention, load_model, model_from_json,
-                               model_to_json, random_head, random_multi_head, same_function)
-from .oracles.oracle import Additive, Oracle, Rounding
+                     NotAttention, NotIdentifiable, OracleError, OracleTimeout, OutOfClass,
+                     PeekError, QueryError, SingularBasis)
 
 __version__ = "0.1.0"
 
 #: names imported on first use: name -> submodule
 _LAZY = {
+    "ExpElement": "arith",
+    "get_backend": "arith",
+    "AttentionHead": "models.attention",
+    "MultiHeadAttention": "models.attention",
+    "load_model": "models.attention",
+    "model_from_json": "models.attention",
+    "model_to_json": "models.attention",
+    "random_head": "models.attention",
+    "random_multi_head": "models.attention",
+    "same_function": "models.attention",
+    "Oracle": "oracles.oracle",
+    "Additive": "oracles.oracle",
+    "Rounding": "oracles.oracle",
     "learn_single_head": "learners.p1.single_head",
     "learn_multi_head": "learners.multi_head",
     "learn_low_rank": "learners.p1.low_rank",
@@ -40,17 +57,20 @@ _LAZY = {
     "infer_backend": "oracles.oracle",
 }
 
-#: subpackages reachable as attributes (``exactattn.adapters.torch.oracle``)
-_SUBPACKAGES = ["adapters"]
+#: subpackages reachable as attributes (``exactattn.adapters.torch.oracle``,
+#: ``exactattn.arith.get_backend``) without an import of their own
+_SUBPACKAGES = ["adapters", "analysis", "arith", "learners", "models", "oracles",
+                "presentation", "sweep"]
 
-__all__ = [
+__all__ = list(dict.fromkeys([
     "__version__", "ExpElement", "get_backend", "AttentionHead", "MultiHeadAttention",
     "same_function", "random_head", "random_multi_head", "model_to_json", "model_from_json",
     "load_model", "Oracle", "Additive", "Rounding", "ExactAttnError", "QueryError",
     "BudgetExceeded", "PeekError", "LearningFailure", "SingularBasis", "CollidingPoles",
     "InvisibleHead", "AmbiguousMatching", "NotAttention", "CertificationFailed",
-    "NotIdentifiable", "ConditionsNotMet", "OutOfClass", "OracleTimeout", *_LAZY, "adapters",
-]
+    "NotIdentifiable", "ConditionsNotMet", "OutOfClass", "OracleTimeout", "OracleError",
+    *_LAZY, "adapters",
+]))
 
 
 def __getattr__(name):

@@ -8,6 +8,7 @@ __all__ = [
     "LearningFailure", "SingularBasis", "CollidingPoles", "InvisibleHead",
     "AmbiguousMatching", "NotAttention", "CertificationFailed", "NotIdentifiable",
     "ConditionsNotMet", "IllConditioned", "UnresolvedHeads", "OutOfClass", "OracleTimeout",
+    "OracleError", "TooFewHeads",
 ]
 
 
@@ -114,6 +115,24 @@ class OracleTimeout(LearningFailure):
     (seconds), ``query_index`` (0-based, among the oracle's counted queries)."""
 
     reason = "oracle-timeout"
+
+
+class OracleError(LearningFailure):
+    """The oracle raised while answering a query (``RuntimeError``, ``ZeroDivisionError``...),
+    or gave an answer the backend cannot take (a float on the exact backend): no learner can
+    certify from an oracle that does not answer.  The oracle's exception is chained as
+    ``__cause__``; ``details``: ``query_index`` (0-based, among the oracle's counted queries),
+    ``error`` (the exception's type name)."""
+
+    reason = "oracle-error"
+
+
+class TooFewHeads(LearningFailure):
+    """The answers need more heads than the learner was told (``heads`` / ``heads_bound``):
+    the oracle appears to have more heads than H (or H₀).  ``details``: ``told`` (the H or H₀
+    told), ``hint`` (what to retry with)."""
+
+    reason = "too-few-heads"
 
 
 class OutOfClass(LearningFailure):

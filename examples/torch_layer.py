@@ -1,16 +1,20 @@
 """A PyTorch nn.MultiheadAttention recovered two ways: exactly from its weights, and from
-torch's own float64 forward pass (P2 canonical heads; docs/design.md §9 foreign models).
+torch's own forward pass (P2 canonical heads; docs/design.md §9 foreign models).
 
 The ground truth of a layer read out by r is W_h = W_k,hᵀ W_q,h/√d_head and
 v_h = (W_o[:, h] W_v,h)ᵀ r (key on the left).  Its float weights are dyadic rationals, so
 with d_head a perfect square the heads are exact and the exact learner recovers them
 exactly.  From the forward pass only floats come back: the float learner either returns heads
-(their true error against the exact weights is printed, with the result's error bar when it
-carries one) or a named failure.  Default initialisation gives scores u·W_h x of about 0.1 on
-the learner's queries (E = 4, seed 0: median |z_h − 1| 0.11, median pole separation 0.09), so
-the copy-count poles z_h = e^(u·W_h x) crowd near 1 and near each other; querying F(cX) instead of F(X) (heads c²W_h, c·v_h: the scaling is undone
-afterwards) spreads them.  The picture shows the pole separation and the float outcome for
-each scale c.
+(their true error against the exact weights is printed, with the result's error bar) or a
+named failure.  Default initialisation gives scores u·W_h x of about 0.1 on the learner's
+queries, so the copy-count poles z_h = e^(u·W_h x) crowd near 1 and near each other;
+querying F(cX) instead of F(X) (heads c²W_h, c·v_h: the scaling is undone afterwards)
+spreads them.  Measured on the default layer (E = 2, H = 2, torch seed 0, float64 forward
+pass): c = 1 and c = 2 are ill-conditioned (c = 2: unresolved heads), c = 4 and c = 8 give
+true errors of about 3e-11 and 2e-10 under first-order bars of about 2e-6 and 9e-6.  The
+same layer left in torch's default float32 is read at float32's precision (η ≈ 3·10⁻⁵) and
+is ill-conditioned at c = 4, the failure naming the fix (run it in float64).  The picture
+shows the pole separation and the float outcome for each scale c.
 
     python examples/torch_layer.py [--out DIR] [--exact 8,2] [--scales 1,2,4,8] [--samples 400]
 """
@@ -27,12 +31,15 @@ from exactattn.adapters import torch as eat
 from _common import parser, pyplot, save
 
 
-def layer(E, H, seed, grid=None):
-    """A float64 batch_first layer, default init; with ``grid`` its weights are rounded to
-    multiples of 1/grid (dyadic rationals with small denominators: small exponents in Q(t))."""
+def layer(E, H, seed, grid=None, double=True):
+    """A float64 (``double``, else torch's default float32) batch_first layer, default init;
+    with ``grid`` its weights are rounded to multiples of 1/grid (dyadic rationals with small
+    denominators: small exponents in Q(t))."""
     import torch
     torch.manual_seed(seed)
-    mha = torch.nn.MultiheadAttention(E, H, batch_first=True, bias=False).double().eval()
+    mha = torch.nn.MultiheadAttention(E, H, batch_first=True, bias=False).eval()
+    if double:
+        mha = mha.double()
     if grid:
         with torch.no_grad():
             for p in mha.parameters():
@@ -76,10 +83,30 @@ def from_forward_pass(mha, truth, E, c, backend="float", dps=None):
     except ea.LearningFailure as e:
         return f"c = {c}: {backend}: named failure '{e.reason}'", e.reason
     cmp = ea.parameter_error(truth, unscaled(res, c).heads)
-    bar = getattr(res, "error_bar", None)
-    shown = "no error bar on this result" if bar is None else f"error bar {mpmath.nstr(bar, 3)}"
+    bar = res.error_bar
+    shown = (f"{'certified' if bar.rigorous else 'first-order'} error bar "
+             f"{mpmath.nstr(bar.bound / c, 3)}")    # v = v'/c; W = W'/c² is smaller still
     return (f"c = {c}: {backend}: true error {mpmath.nstr(cmp, 3)} against the exact weights "
             f"({shown})"), cmp
+
+
+def float32_line(E, H, seed, c):
+    """The same layer in torch's default float32: read at float32's precision."""
+    mha = layer(E, H, seed, double=False)
+    truth = eat.heads(mha, [1] + [0] * (E - 1))
+    o = eat.oracle(mha, [1] + [0] * (E - 1))
+    try:
+        res = ea.learn_multi_head(lambda X: o([[c * x for x in t] for t in X]), E,
+                                  heads=len(truth.heads), seed=0, backend="float")
+    except ea.LearningFailure as e:
+        fix = e.details.get("precision", {}).get("remedy")
+        return (f"float32 layer (torch's default dtype), c = {c}: named failure '{e.reason}' "
+                f"at η = {e.details.get('precision', {}).get('eta')}"
+                + (f" ({fix})" if fix else ""))
+    cmp = ea.parameter_error(truth, unscaled(res, c).heads)
+    return (f"float32 layer (torch's default dtype), c = {c}: true error "
+            f"{mpmath.nstr(cmp, 3)} (error bar {mpmath.nstr(res.error_bar.bound / c, 3)}, "
+            f"{res.error_bar.precision})")
 
 
 def pole_separations(truth, E, c, samples, seed=0):
@@ -133,12 +160,15 @@ def main():
                    help="E,H of the layer learned exactly from its weights (E/H a perfect "
                         "square; default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="torch seed of the default-init layer")
+    p.add_argument("--layer", default="2,2",
+                   help="E,H of the default-init layer learned from its forward pass "
+                        "(default %(default)s)")
     a = p.parse_args()
     scales = [int(s) for s in a.scales.split(",")]
     lines = [exact_from_weights(*map(int, a.exact.split(",")), a.seed)]
-    E, H = 4, 2                                    # the case that fails on float at c = 1
+    E, H = map(int, a.layer.split(","))            # 2,2: fails on float at c = 1
     mha = layer(E, H, a.seed)
-    truth = eat.heads(mha, [1] + [0] * (E - 1))    # d_head = 2: mp heads at 50 digits
+    truth = eat.heads(mha, [1] + [0] * (E - 1))    # mp heads at 50 digits unless d_head = k²
     rows = []
     for c in scales:
         sep, spread = pole_separations(truth, E, c, a.samples)
@@ -146,6 +176,7 @@ def main():
         lines.append(f"{line}; median pole separation {sorted(sep)[len(sep) // 2]:.3g}, "
                      f"median |z − 1| {sorted(spread)[len(spread) // 2]:.3g}")
         rows.append((c, sep, spread, outcome))
+    lines.append(float32_line(E, H, a.seed, 4))
     for line in lines:
         print(line)
     text = ("A torch nn.MultiheadAttention as a value oracle (docs/design.md §9; P2 canonical "
@@ -155,8 +186,10 @@ def main():
             "functions lie within a few hundredths of each other, so float interpolation "
             "cannot tell the heads apart; scaling the queries by c multiplies every score by "
             "c² and spreads them.  Right: the outcome of the float learner per scale (too "
-            "large a scale makes the interpolation ill-conditioned again).")
-    save(draw(pyplot(), rows, E, H), a.out, "torch_layer", text)
+            "large a scale makes the interpolation ill-conditioned again).  A float32 layer "
+            "is read at float32's precision, not float64's.")
+    fig = draw(pyplot(), rows, E, H) if a.out is not None else None   # matplotlib only for --out
+    save(fig, a.out, "torch_layer", text)
 
 
 if __name__ == "__main__":

@@ -132,3 +132,20 @@ def test_numpy_oracle_refuses_non_scalars():
     o = ea.numpy_oracle(lambda X: np.array(1j), dim=2, backend="float")
     with pytest.raises(TypeError, match="real number"):
         o([[1, 2]])
+
+
+def test_numpy_oracle_declares_a_shorter_dtype():
+    """dtype=np.float32 rounds the queries to float32, so the oracle declares float32's
+    precision (the learners' error bars hold at it); float64 declares nothing shorter."""
+    from exactattn.learners.result.precision import (FLOAT32_PRECISION, FLOAT64_PRECISION,
+                                                     declared_precision, infer_precision)
+    m = ea.random_multi_head(2, 1, seed=3, kind="real")
+    o32 = ea.numpy_oracle(_numpy_model(m), dim=2, dtype=np.float32)
+    assert declared_precision(o32).eta == FLOAT32_PRECISION
+    assert "float64" in declared_precision(o32).remedy
+    assert infer_precision(o32, [0.123456789]).eta == FLOAT32_PRECISION
+    o64 = ea.numpy_oracle(_numpy_model(m), dim=2)
+    assert declared_precision(o64) is None
+    assert infer_precision(o64, [0.123456789]).eta == FLOAT64_PRECISION
+    assert declared_precision(ea.numpy_oracle(_numpy_model(m), dim=2,
+                                              dtype=np.float16)).eta == Fraction(1, 4)

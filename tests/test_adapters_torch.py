@@ -208,3 +208,138 @@ def test_threads_are_restored():
     o = eat.oracle(_layer(2, 2, seed=1), [1, 1], threads=1)
     o([[1, 0], [0, 1]])
     assert torch.get_num_threads() == before
+
+
+# ---------------------------------------------------------------------- the dtype's precision
+from exactattn.learners.result.precision import (FLOAT32_PRECISION, FLOAT64_PRECISION,  # noqa: E402
+                                                 declared_precision, infer_precision)
+
+
+def _outcome(mha, H, r, declare=None):
+    """(result or LearningFailure, truth) of the multi-head learner on the layer's own forward
+    pass; ``declare`` overrides the declared precision (the planted bug)."""
+    truth = eat.heads(mha, r)
+    o = eat.oracle(mha, r)
+    if declare is not None:
+        o.declared_precision = declare
+    try:
+        return ea.learn_multi_head(o, len(r), heads=H, seed=0), truth
+    except ea.LearningFailure as e:
+        return e, truth
+
+
+def _dishonest(outcome, truth):
+    """Why an outcome on a float32 attention layer is not honest (None if it is): a result
+    must hold the true heads inside its error bar; a failure must be a precision failure
+    (never "not attention … certain") that names float32's η and the float64 fix."""
+    if isinstance(outcome, ea.LearningFailure):
+        if isinstance(outcome, ea.NotAttention) or "certain" in str(outcome):
+            return f"{outcome.reason}: {outcome}"
+        if outcome.reason not in ("ill-conditioned", "unresolved-heads"):
+            return f"unexpected failure {outcome.reason}"
+        if outcome.details["precision"]["eta"] != f"{float(FLOAT32_PRECISION):.3g}" or \
+                "float64" not in str(outcome):
+            return f"the failure does not name float32's precision and the fix: {outcome}"
+        return None
+    err = outcome.compare(truth).max_error
+    if not err <= outcome.error_bar.bound:
+        return f"true error {err} outside the error bar {outcome.error_bar}"
+    return None
+
+
+@pytest.mark.parametrize("H", [1, 2])
+def test_default_float32_layer_is_never_certainly_not_attention(H):
+    """A default float32 nn.MultiheadAttention (torch's own init and dtype, several seeds) is
+    read at float32's precision: a result inside its error bar, or a named precision failure
+    with the fix (docs/models.md, Float32 layers)."""
+    r = [1, 0, 0, 0]
+    for seed in range(4):
+        torch.manual_seed(seed)
+        mha = torch.nn.MultiheadAttention(4, H, batch_first=True).eval()
+        assert next(mha.parameters()).dtype == torch.float32
+        assert declared_precision(eat.oracle(mha, r)).eta == FLOAT32_PRECISION
+        outcome, truth = _outcome(mha, H, r)
+        assert _dishonest(outcome, truth) is None, (seed, _dishonest(outcome, truth))
+
+
+def test_float32_layer_read_at_float64_precision_is_caught():
+    """The planted bug: the same layers declared float64-precise (the adapter before it read
+    the dtype) end in "not-attention … certain" — the check above sees it."""
+    r = [1, 0, 0, 0]
+    bad = []
+    for seed in range(4):
+        torch.manual_seed(seed)
+        mha = torch.nn.MultiheadAttention(4, 1, batch_first=True).eval()
+        outcome, truth = _outcome(mha, 1, r, declare={"format": "float64"})
+        bad.append(_dishonest(outcome, truth))
+    assert sum(b is not None and "certain" in b for b in bad) >= 2, bad
+
+
+def test_float32_layer_in_float64_is_certified():
+    """The fix the failure names: the same float32 layer run in float64 is learned, the true
+    error inside the certified bar."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True).eval()
+    r = [1, 0, 0, 0]
+    o = eat.oracle(mha, r, dtype=torch.float64)
+    assert declared_precision(o).eta == FLOAT64_PRECISION
+    res = ea.learn_multi_head(o, 4, heads=1, seed=0)
+    assert res.error_bar.rigorous
+    assert res.compare(eat.heads(mha, r)).max_error <= res.error_bar.bound
+
+
+def test_declared_precision_of_each_dtype_and_bias():
+    r = [1, 0, 0, 0]
+    mha = _layer(4, 1, seed=5, scale=1, dtype=torch.float32)
+    for dtype, eta in ((torch.float64, Fraction(2 ** 8, 2 ** 52)),
+                       (torch.float32, Fraction(2 ** 8, 2 ** 23)),
+                       (torch.float16, Fraction(1, 4)), (torch.bfloat16, Fraction(2))):
+        p = declared_precision(eat.oracle(mha, r, dtype=dtype))
+        assert p.eta == eta and p.relative
+        assert (p.remedy is None) == (dtype == torch.float64)
+    with pytest.raises(ValueError, match="floating-point"):
+        eat.oracle(mha, r, dtype=torch.int32)
+    biased = _layer(4, 1, seed=8, bias=True, dtype=torch.float32)
+    with torch.no_grad():
+        biased.in_proj_bias.copy_(torch.tensor([0.0] * 4 + [0.5] * 8))
+        biased.out_proj.bias.copy_(torch.full((4,), 0.25))
+    c = eat.constant_offset(biased, r)
+    assert c != 0
+    assert declared_precision(eat.oracle(biased, r)).eta == FLOAT32_PRECISION * (1 + abs(c))
+
+
+def test_float32_answers_through_a_plain_function_are_float32():
+    """A float32 oracle wrapped in a lambda (the declaration lost) is still read as float32
+    from its answers; float64 answers and a few short dyadic ones stay float64."""
+    torch.manual_seed(1)
+    o = eat.oracle(torch.nn.MultiheadAttention(4, 1, batch_first=True).eval(), [1, 0, 0, 0])
+    rng = random.Random(0)
+    answers = [o([[rng.gauss(0, 0.5) for _ in range(4)] for _ in range(3)]) for _ in range(5)]
+    assert infer_precision(None, answers).eta == FLOAT32_PRECISION
+    o64 = eat.oracle(_layer(4, 1, seed=5, scale=1), [1, 0, 0, 0])
+    answers64 = [o64([[rng.gauss(0, 0.5) for _ in range(4)] for _ in range(3)])
+                 for _ in range(5)]
+    assert infer_precision(None, answers64).eta == FLOAT64_PRECISION
+    assert infer_precision(None, [0.5, 1.25, 0.0]).eta == FLOAT64_PRECISION
+
+
+def test_a_contradiction_is_certain_only_when_every_family_has_h_poles(monkeypatch):
+    """Three heads of a default float32 layer (E = 3), answered exactly, at a stated η = 3e-5:
+    the three poles crowd within the balls, each family fits one pole only, and the matching
+    then fails — ill-conditioned, not "certain".  Planted: the old rule (no pole-count
+    condition) calls it certainly not attention."""
+    from exactattn.learners.p2 import inexact
+    torch.manual_seed(0)
+    truth = eat.heads(torch.nn.MultiheadAttention(3, 3, batch_first=True).eval(),
+                      [1, 0, 0], dps=30)
+
+    def run():
+        return ea.learn_multi_head(ea.Oracle(truth, backend="float"), 3, heads=3, seed=0,
+                                   oracle_precision=3.05e-5)
+    with pytest.raises(ea.LearningFailure) as e:
+        run()
+    assert e.value.reason == "ill-conditioned" and "certain" not in str(e.value)
+    monkeypatch.setattr(inexact, "_contradiction", lambda e, heads: isinstance(
+        e, ea.NotAttention) and heads is not None and e.details.get("candidates") == 0)
+    with pytest.raises(ea.NotAttention, match="certain"):
+        run()

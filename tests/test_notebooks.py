@@ -13,6 +13,8 @@ import exactattn as ea
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "docs" / "notebooks"
 EXPECTED = {"single_head", "multi_head_poles", "float_vs_exact", "canonical_forms"}
+#: the notebooks that draw a picture: executing each must show at least one image/png
+PICTURES = {"multi_head_poles"}
 
 
 @pytest.fixture
@@ -34,6 +36,23 @@ def _books():
 
 def test_the_four_teaching_notebooks_are_there():
     assert {p.stem for p in _books()} == EXPECTED
+
+
+def draws(book) -> bool:
+    """Whether a notebook's code uses matplotlib (so it promises a picture)."""
+    return any("matplotlib" in "".join(c["source"]) for c in book["cells"]
+               if c["cell_type"] == "code")
+
+
+def image_outputs(book) -> list:
+    """The image/png outputs of an executed notebook."""
+    return [o for c in book["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+            if "image/png" in o.get("data", {})]
+
+
+def test_every_notebook_that_draws_is_expected_to_show_it():
+    drawing = {p.stem for p in _books() if draws(json.loads(p.read_text(encoding="utf-8")))}
+    assert drawing == PICTURES
 
 
 def stripped_problems(book: dict) -> list:
@@ -76,6 +95,25 @@ def test_notebook_runs_headless(path, kernel):
     outputs = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert outputs, "the notebook produced no output at all"
+    if path.stem in PICTURES:
+        assert image_outputs(book), "the notebook draws a picture but shows no image/png"
+
+
+def test_a_picture_drawn_on_agg_is_not_shown(tmp_path, kernel):
+    """The planted bug (matplotlib.use("Agg") then plt.show(): nothing appears) is seen by
+    image_outputs; %matplotlib inline shows the same figure."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("matplotlib")
+    draw = "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()"
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell('import matplotlib\nmatplotlib.use("Agg")\n' + draw),
+                  nbformat.v4.new_code_cell("%matplotlib inline\n" + draw)]
+    nbclient.NotebookClient(book, timeout=60, kernel_name=kernel,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    agg, inline = ({"cells": [c]} for c in book.cells)
+    assert image_outputs(agg) == [] and len(image_outputs(inline)) == 1
 
 
 def test_a_failing_cell_fails_the_notebook_test(tmp_path, kernel):

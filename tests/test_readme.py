@@ -236,8 +236,8 @@ def design_references():
     """(file, section) for every "docs/design.md §N" in the repository's code and docs."""
     refs = []
     for path in ROOT.rglob("*"):
-        if path.suffix not in (".py", ".md", ".toml", ".ipynb") or ".venv" in path.parts \
-                or not path.is_file():
+        if path.suffix not in (".py", ".md", ".toml", ".ipynb") or not path.is_file() \
+                or {".venv", "build", ".git"} & set(path.relative_to(ROOT).parts):
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in re.finditer(r"design(?:\.md)?\]?(?:\([^)\n]*\))?\s?§\s?(\d+(?:\.\d+)?)"

@@ -27,12 +27,17 @@ otherwise.
   bias-free head x_jᵀ W x_N can express: refused, with a ValueError saying so;
 * ``add_bias_kv`` (extra key/value rows) and ``add_zero_attn`` are refused likewise.
 
+**Precision.**  :func:`oracle` declares the precision of the dtype the forward pass runs in
+(256 units in its last place; float32 η ≈ 3.1·10⁻⁵): torch builds layers in float32, and a
+float32 layer read at float64's precision was reported as certainly not attention.
+
 **Scale.**  Default initialisation (Xavier-uniform) gives scores of about 0.05–0.1 on the
 float learner's Gaussian queries, so every pole e^{s} of P2's copy-count rational functions
-sits near 1 and near the other heads' poles (E = 4, H = 2: median separation 0.09), and float
-interpolation breaks from H = 2.  Learning X ↦ F(cX) instead (heads c²W_h, c·v_h; divide
-back afterwards) separates the poles: c = 2…4 works there, c = 8 is ill-conditioned again
-(examples/torch_layer.py measures it).
+sits near 1 and near the other heads' poles, and float interpolation breaks from H = 2.
+Learning X ↦ F(cX) instead (heads c²W_h, c·v_h; divide back afterwards) separates the
+poles.  examples/torch_layer.py measures it on a float64 layer with E = 2, H = 2: c = 1, 2
+fail by name, c = 4, 8 give true errors of about 3·10⁻¹¹ and 2·10⁻¹⁰ (first-order bars);
+at E = 4, H = 2 float64 answers are too coarse at every c = 1…8 (docs/models.md).
 """
 
 from __future__ import annotations
@@ -51,8 +56,10 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise ImportError("the torch adapter needs PyTorch: pip install 'exactattn[torch]' "
-                          "(or any torch build for your machine)") from None
+        raise ImportError("the torch adapter needs PyTorch: pip install \".[torch]\" from a "
+                          "clone of exactattn, or any torch build for your machine (CPU only: "
+                          "pip install torch --index-url "
+                          "https://download.pytorch.org/whl/cpu)") from None
     return torch
 
 
@@ -237,7 +244,16 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
     in ``dtype`` (default: the layer's own, float32 or float64; ``dtype=torch.float64`` runs
     a float64 copy of a float32 layer: the same exact weights, a rounder arithmetic); the
     forward pass runs under ``torch.no_grad()``; the answer, minus the bias offset
-    :func:`constant_offset`, is a Python float, so the backend is the learner's, else float.
+    :func:`constant_offset`, is a Python float (the read-out rᵀ out_N taken in float64), so the
+    backend is the learner's, else float.
+
+    **Precision.**  The Oracle declares the precision of its dtype
+    (:func:`~exactattn.learners.result.precision.format_precision`, 256 units in the last
+    place: float64 5.7·10⁻¹⁴, float32 3.1·10⁻⁵, float16 1/4, bfloat16 2, relative; times
+    1 + |c| when the biases add a constant c), so that an inexact learner's error bar and its
+    verdicts hold at the precision torch actually computes in, not float64's.  A float32
+    layer that the learner cannot certify at 3·10⁻⁵ is ill-conditioned: run the forward pass
+    in float64 (``dtype=torch.float64`` here, or ``layer.double()``).
     ``readout`` has E entries (int, Fraction, "p/q" string or float).  Each forward pass runs
     on ``threads`` CPU threads (default 1: a query is a handful of tokens, and torch's thread
     pool costs ~50× more than it saves there; torch's own setting is restored after each call;
@@ -245,6 +261,7 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
     :class:`~exactattn.Oracle` (``backend``, ``budget``, ``noise``...).  A nonzero query
     bias, ``add_bias_kv``, ``add_zero_attn`` or active dropout is refused."""
     torch = _torch()
+    _formats(torch)
     w = AttentionWeights.of(mha)
     w.check_query_bias()
     if mha.training and mha.dropout > 0:
@@ -252,12 +269,17 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
                          f"answers are random; call mha.eval() first")
     param = next(iter(mha.parameters()))
     dtype = param.dtype if dtype is None else dtype
+    fmt = _FORMATS.get(dtype)
+    if fmt is None:
+        raise ValueError(f"dtype {dtype} is not a real floating-point type: use torch.float64, "
+                         f"float32, float16 or bfloat16")
     if dtype != param.dtype:
         import copy
         mha = copy.deepcopy(mha).to(dtype)
     r_exact = _readout(readout, w.E)
-    r = torch.tensor([float(x) for x in r_exact], dtype=dtype, device=param.device)
-    offset = float(constant_offset(mha, r_exact))
+    r = torch.tensor([float(x) for x in r_exact], dtype=torch.float64, device=param.device)
+    c_exact = constant_offset(mha, r_exact)
+    offset = float(c_exact)
     batch_first = bool(getattr(mha, "batch_first", False))
 
     def query(tokens):
@@ -274,10 +296,36 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
             if torch.get_num_threads() != before:
                 torch.set_num_threads(before)
         last = out[0, -1] if batch_first else out[-1, 0]
-        return float(last @ r) - offset
+        return float(last.to(torch.float64) @ r) - offset
 
     query.__name__ = f"torch_{type(mha).__name__}"
-    return Oracle(query, dim=w.E, **oracle_args)
+    o = Oracle(query, dim=w.E, **oracle_args)
+    o.declared_precision = _precision(fmt, c_exact)
+    return o
+
+
+#: torch dtypes by float format name (the keys of precision.FORMAT_BITS)
+_FORMATS = {}
+
+
+def _formats(torch):
+    if not _FORMATS:
+        _FORMATS.update({torch.float64: "float64", torch.float32: "float32",
+                         torch.float16: "float16", torch.bfloat16: "bfloat16"})
+    return _FORMATS
+
+
+def _precision(fmt, c):
+    """The declared precision of a forward pass in ``fmt`` (oracle docstring), as the plain
+    record the learners read (:func:`exactattn.learners.result.precision.declared_precision`): the
+    format and the factor 1 + |c| for a bias constant c."""
+    out = {"format": fmt, "scale": 1 + abs(c),
+           "source": f"torch {fmt} forward pass (the module's dtype)"}
+    if fmt != "float64":
+        out["remedy"] = (f"the layer computes in {fmt}: run its forward pass in float64 "
+                         f"(η ≈ 5.7e-14) — layer.double(), or "
+                         f"exactattn.adapters.torch.oracle(layer, readout, dtype=torch.float64)")
+    return out
 
 
 # ---------------------------------------------------------------------- files

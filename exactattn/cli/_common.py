@@ -21,6 +21,10 @@ def int_at_least(low: int):
 
 positive_int = int_at_least(1)
 
+#: the mp backend's least dps (``exactattn.arith.mp.MIN_DPS``, checked equal by a test), kept
+#: here so that building the parser (``--help``, ``--version``) imports no backend
+MIN_DPS = 15
+
 
 def path_arg(what: str):
     """An argparse type: a non-empty path (``--out ''`` is refused, never read as "none")."""
@@ -72,7 +76,6 @@ def int_range(text: str):
 def add_backend_args(p, default="exact"):
     p.add_argument("--backend", choices=["exact", "mp", "float"], default=default,
                    help="arithmetic backend (default %(default)s)")
-    from ..arith.mp import MIN_DPS
     p.add_argument("--dps", type=int_at_least(MIN_DPS), default=None,
                    help=f"decimal digits for the mp backend (default 50, at least {MIN_DPS})")
 

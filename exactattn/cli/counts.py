@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import json
 
-from ..analysis.experiments import measure_counts as measure  # noqa: F401  (also this module's API)
-from ..presentation.progress import track
 from ._common import int_range
+
+
+def measure(*args, **kwargs):
+    """:func:`exactattn.analysis.experiments.measure_counts` (imported on first use)."""
+    from ..analysis.experiments import measure_counts
+    return measure_counts(*args, **kwargs)
+
+
+def track(*args, **kwargs):
+    from ..presentation.progress import track as _track
+    return _track(*args, **kwargs)
 
 
 def register(sub):

@@ -32,8 +32,7 @@ def register(sub):
                    default="adversarial",
                    help="±τ with seeded random signs, uniform in [−τ, τ], or (multi-head) the "
                         "sign pattern that attains C")
-    from ..arith.mp import MIN_DPS
-    from ._common import int_at_least
+    from ._common import MIN_DPS, int_at_least
     p.add_argument("--dps", type=int_at_least(MIN_DPS), default=50,
                    help=f"mp digits (default 50, at least {MIN_DPS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the model, bases and noise")

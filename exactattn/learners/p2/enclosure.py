@@ -39,22 +39,33 @@ __all__ = ["Enclosure", "enclose", "needed_precision", "BallEngine", "Overlap",
 
 class BallEngine:
     """The engine of a recovery on balls (cf. :mod:`exactattn.learners.p2.engines`): answers are
-    already balls, poles become scores by a certified log."""
+    already balls, poles become scores by a certified log.
+
+    ``pole_counts`` records the number of poles of each family solved, in order (a family
+    starts at its m = 0 sample, :meth:`constant`; each pole passes :meth:`score`): with
+    heads=H a family whose type-H system cannot be certified falls back to a lower type,
+    whose fit on balls is not a certificate (the samples of a type-H function fit a lower
+    type within wide balls), so a contradiction is certain only when every family has H
+    poles (:func:`exactattn.learners.p2.inexact._classify`)."""
 
     def __init__(self, backend: BallBackend):
         self.backend = backend
         self.field = BallField()
+        self.pole_counts: list = []
 
     def sample(self, answer):
         return answer
 
     def constant(self, q):
+        self.pole_counts.append(0)
         return self.backend.scalar(q)
 
     def score(self, z):
         if not z > 0:
             raise NotAttention(f"a pole z = {z} is not certainly positive, so not e^score",
                                pole=str(z))
+        if self.pole_counts:
+            self.pole_counts[-1] += 1
         return z.log()
 
     def scalar(self, c):
@@ -117,7 +128,8 @@ def enclose(recover, schedule: Schedule, answers, precision, prec_bits: int):
     ``precision`` is an :class:`~exactattn.learners.result.precision.OraclePrecision`.  Returns an
     :class:`Enclosure`; raises the recovery's LearningFailure (or SingularSystem for an
     uncertified basis solve) when a decision cannot be certified, with the separations seen
-    in ``details["separations"]``."""
+    in ``details["separations"]`` and the pole count of every family solved before the
+    failure in ``details["pole_counts"]`` (:class:`BallEngine`)."""
     be = BallBackend(prec_bits)
     with be.working():
         engine = BallEngine(be)
@@ -127,6 +139,7 @@ def enclose(recover, schedule: Schedule, answers, precision, prec_bits: int):
             found, v = recover(sched, balls, engine, be, schedule.H0, Overlap())
         except LearningFailure as e:
             e.details.setdefault("separations", list(engine.field.separations))
+            e.details.setdefault("pole_counts", list(engine.pole_counts))
             raise
         return Enclosure(found, v, precision, prec_bits, list(engine.field.separations))
 

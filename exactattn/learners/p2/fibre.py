@@ -54,6 +54,8 @@ import random
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from flint import fmpq
+
 from ...errors import LearningFailure
 
 __all__ = ["Fibre", "Piece", "compute_fibre", "labellings", "refine", "canonical",
@@ -70,6 +72,22 @@ class FibreTooLarge(LearningFailure):
 
 
 # ---------------------------------------------------------------------- linear algebra
+def _q(x):
+    """x as a flint fmpq (the echelon forms' number type: exact, and C-speed)."""
+    if isinstance(x, fmpq):
+        return x
+    x = Fraction(x)
+    return fmpq(x.numerator, x.denominator)
+
+
+def _frac(x) -> Fraction:
+    return Fraction(int(x.p), int(x.q)) if isinstance(x, fmpq) else Fraction(x)
+
+
+def _qform(form: dict) -> dict:
+    return {k: _q(x) for k, x in form.items()}
+
+
 class Echelon:
     """Semi-echelon rows (pivot, coefficients, rhs, combination of the original equations):
     every row is reduced by the rows before it, so reducing by the rows in order leaves a
@@ -81,8 +99,9 @@ class Echelon:
         self.rows = list(rows)
 
     def reduce(self, vec: dict, rhs: Fraction, lam: dict):
-        """Subtract rows from (vec, rhs) with their combinations subtracted from lam."""
-        vec, lam = dict(vec), dict(lam)
+        """Subtract rows from (vec, rhs) with their combinations subtracted from lam (numbers
+        as fmpq)."""
+        vec, lam, rhs = _qform(vec), _qform(lam), _q(rhs)
         for pivot, coeffs, r_rhs, combo in self.rows:
             c = vec.get(pivot)
             if not c:
@@ -105,7 +124,7 @@ class Echelon:
     def add(self, coeffs: dict, rhs: Fraction, eq: int):
         """(new Echelon, None) or (None, witness): the witness is the combination whose left
         side is 0 and right side is c ≠ 0."""
-        vec, rhs, lam = self.reduce(coeffs, rhs, {eq: Fraction(1)})
+        vec, rhs, lam = self.reduce(coeffs, rhs, {eq: fmpq(1)})
         if not vec:
             if rhs != 0:
                 return None, lam
@@ -119,7 +138,7 @@ class Echelon:
     def forced(self, phi: dict):
         """(λ, value) if φ is constant on the solution set — φ = Σ_e λ_e·(left side of
         eq_e) and the constant is Σ_e λ_e·(right side) —, else None."""
-        vec, rhs, lam = self.reduce(phi, Fraction(0), {})
+        vec, rhs, lam = self.reduce(phi, fmpq(0), {})
         if vec:
             return None
         return {e: -x for e, x in lam.items()}, -rhs
@@ -148,13 +167,13 @@ class Echelon:
         free = [k for k in range(nvars) if k not in pivots]
         point = [Fraction(0)] * nvars
         for p, (coeffs, rhs) in pivots.items():
-            point[p] = rhs
+            point[p] = _frac(rhs)
         directions = []
         for f in free:
             vec = [Fraction(0)] * nvars
             vec[f] = Fraction(1)
             for p, (coeffs, _) in pivots.items():
-                vec[p] = -coeffs.get(f, Fraction(0))
+                vec[p] = -_frac(coeffs.get(f, 0))
             directions.append(vec)
         return point, directions
 
@@ -332,7 +351,7 @@ def _violated(node):
         lams = []
         for form, value in comps:
             got = ech.forced(form)
-            if got is None or got[1] != value:
+            if got is None or got[1] != _q(value):
                 break
             lams.append(got[0])
         else:
@@ -414,7 +433,8 @@ def _representative(node, d, rng):
 @dataclass
 class Fibre:
     """The answer fibre (module docstring): ``pieces``, the search ``tree`` (for the
-    certificate), the family ``order``, and counts."""
+    certificate), the family ``order``, and counts.  :meth:`extend` labels one more family
+    below every piece (the tree grows at its leaves; nothing above them is redone)."""
 
     d: int
     H0: int
@@ -426,6 +446,7 @@ class Fibre:
     nodes: int
     closed: int
     dominated: int
+    _search: object = field(default=None, repr=False)
 
     def unique_model(self):
         """The one model of the fibre as a set of (S, r) heads if every piece is a point
@@ -439,6 +460,79 @@ class Fibre:
                                  for Sh, rh in zip(S, r)))
         return next(iter(models)) if len(models) == 1 else None
 
+    def extend(self, family, max_nodes: int = MAX_NODES) -> "Fibre":
+        """The fibre of the families and ``family`` (labelled last): every piece's node is
+        expanded by the new family's labellings, in place of its leaf in the tree."""
+        search = self._search
+        search.max_nodes = self.nodes + max_nodes
+        self.families.append(family)
+        self.order.append(len(self.families) - 1)
+        search.families, search.order = self.families, self.order
+        leaves, search.leaves, search.pieces = search.leaves, [], []
+        for node, slot in leaves:
+            del slot["piece"]
+            slot.update(search.expand(node, len(self.order) - 1))
+        self.pieces = search.pieces
+        self.nodes, self.closed, self.dominated = (search.count["nodes"], search.count["closed"],
+                                                   search.count["dominated"])
+        return self
+
+
+class _Search:
+    """The labelling search (module docstring, "The search")."""
+
+    def __init__(self, d, families, order, max_nodes, seed):
+        self.d, self.families, self.order, self.max_nodes = d, families, order, max_nodes
+        self.rng = random.Random(seed)
+        self.pieces, self.leaves = [], []
+        self.count = {"nodes": 0, "closed": 0, "dominated": 0}
+
+    def closed(self, why):
+        self.count["closed"] += 1
+        return {"closed": why}
+
+    def expand(self, node, depth):
+        d, count = self.d, self.count
+        count["nodes"] += 1
+        if count["nodes"] > self.max_nodes:
+            raise FibreTooLarge(f"the answer fibre's search passed {self.max_nodes} nodes at "
+                                f"d={d}, H0 ≥ {node.H}: too large to certify here",
+                                nodes=count["nodes"])
+        if depth == len(self.order):
+            self.pieces.append(_representative(node, d, self.rng))
+            slot = {"piece": len(self.pieces) - 1}
+            self.leaves.append((node, slot))
+            return slot
+        fam = self.families[self.order[depth]]
+        children = []
+        for E in labellings(len(fam.poles), node.H, node.blocks):
+            children.append({"labels": E, **self.child(node, fam, E, depth)})
+        return {"children": children}
+
+    def child(self, node, fam, E, depth):
+        d = self.d
+        dom = dominated(fam, E, node.r, d)
+        if dom is not None:
+            h, lam = dom
+            E2 = list(E)
+            E2[h] = len(fam.poles)
+            self.count["dominated"] += 1
+            return {"dominated": {"head": h, "combination": lam,
+                                  "by": canonical(E2, node.blocks)}}
+        weq, req = family_conditions(fam, E, d)
+        W, wit = _add_all(node.W, weq, len(node.weqs))
+        if W is None:
+            return self.closed({"system": "W", "combination": wit})
+        r, wit = _add_all(node.r, req, len(node.reqs))
+        if r is None:
+            return self.closed({"system": "r", "combination": wit})
+        child = _Node(node.H, W, r, node.weqs + weq, node.reqs + req, node.ne,
+                      refine(node.blocks, E), node.path + [E])
+        why = _closed_by(child)
+        if why is not None:
+            return self.closed(why)
+        return self.expand(child, depth + 1)
+
 
 def compute_fibre(d: int, H0: int, families, rho, order=None, max_nodes: int = MAX_NODES,
                   seed: int = 0) -> Fibre:
@@ -448,59 +542,18 @@ def compute_fibre(d: int, H0: int, families, rho, order=None, max_nodes: int = M
     order = list(range(len(families))) if order is None else list(order)
     if sorted(order) != list(range(len(families))):
         raise ValueError("order must be a permutation of the families")
-    rng = random.Random(seed)
-    pieces, tree = [], []
-    count = {"nodes": 0, "closed": 0, "dominated": 0}
-
-    def closed(why):
-        count["closed"] += 1
-        return {"closed": why}
-
-    def expand(node, depth):
-        count["nodes"] += 1
-        if count["nodes"] > max_nodes:
-            raise FibreTooLarge(f"the answer fibre's search passed {max_nodes} nodes at "
-                                f"d={d}, H0={H0}: too large to certify here",
-                                nodes=count["nodes"])
-        if depth == len(order):
-            pieces.append(_representative(node, d, rng))
-            return {"piece": len(pieces) - 1}
-        fam = families[order[depth]]
-        children = []
-        for E in labellings(len(fam.poles), node.H, node.blocks):
-            dom = dominated(fam, E, node.r, d)
-            if dom is not None:
-                h, lam = dom
-                E2 = list(E)
-                E2[h] = len(fam.poles)
-                children.append({"labels": E, "dominated": {
-                    "head": h, "combination": lam, "by": canonical(E2, node.blocks)}})
-                count["dominated"] += 1
-                continue
-            weq, req = family_conditions(fam, E, d)
-            W, wit = _add_all(node.W, weq, len(node.weqs))
-            if W is None:
-                children.append({"labels": E, **closed({"system": "W", "combination": wit})})
-                continue
-            r, wit = _add_all(node.r, req, len(node.reqs))
-            if r is None:
-                children.append({"labels": E, **closed({"system": "r", "combination": wit})})
-                continue
-            child = _Node(node.H, W, r, node.weqs + weq, node.reqs + req, node.ne,
-                          refine(node.blocks, E), node.path + [E])
-            why = _closed_by(child)
-            children.append({"labels": E, **(closed(why) if why is not None
-                                             else expand(child, depth + 1))})
-        return {"children": children}
-
+    search = _Search(d, list(families), order, max_nodes, seed)
+    tree = []
     for H in range(H0 + 1):
         req, ne = root_conditions(H, d, rho)
         r, wit = _add_all(Echelon(), req, 0)
         if r is None:
-            tree.append({"heads": H, **closed({"system": "r", "combination": wit})})
+            tree.append({"heads": H, **search.closed({"system": "r", "combination": wit})})
             continue
         node = _Node(H, Echelon(), r, [], req, ne, [(0, H)] if H else [], [])
         why = _closed_by(node)
-        tree.append({"heads": H, **(closed(why) if why is not None else expand(node, 0))})
-    return Fibre(d, H0, list(families), [Fraction(x) for x in rho], order, pieces, tree,
-                 count["nodes"], count["closed"], count["dominated"])
+        tree.append({"heads": H, **(search.closed(why) if why is not None
+                                    else search.expand(node, 0))})
+    c = search.count
+    return Fibre(d, H0, search.families, [Fraction(x) for x in rho], order, search.pieces, tree,
+                 c["nodes"], c["closed"], c["dominated"], search)

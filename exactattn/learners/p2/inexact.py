@@ -14,8 +14,11 @@ After the schedule's answers are in:
    a decision the balls cannot make is :class:`~exactattn.errors.IllConditioned` with the
    smallest pole separation seen and the precision that would have sufficed (re-run on
    narrower balls); a certain contradiction (no matching candidate at all, or Σ v_h ≠ v,
-   with every family certified of type H) is NotAttention at the stated precision.
-   ``accuracy``, if given, must be met by the bar, else IllConditioned.
+   with every family certified of type H — H poles in each, none fallen back to a lower
+   type — and, at an inferred precision, on balls CERTAIN_MARGIN = 16 times wider too) is
+   NotAttention at that precision; anything short of that is IllConditioned.  A failure
+   at a declared lower-precision format (a float32 torch layer) names the remedy (run in
+   float64).  ``accuracy``, if given, must be met by the bar, else IllConditioned.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=N
     try:
         enc = enclose(lambda *a: recover(*a, heads=heads), schedule, answers, prec, bits)
     except (LearningFailure, SingularSystem) as e:
-        failure = _classify(e, recover, schedule, answers, prec, bits, heads, ctx)
+        failure = _classify(e, recover, schedule, answers, prec, bits, heads, ctx,
+                            stated=precision is not None)
         if not isinstance(failure, IllConditioned):
             raise failure from None
         fo, why = _first_order(recover, close, schedule, answers, prec, wdps, heads)
@@ -79,7 +83,7 @@ def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=N
         raise UnresolvedHeads(
             f"{len(found)} of heads={heads} heads resolved at the oracle precision {prec}: "
             f"two poles or a residue cannot be told apart (smallest pole separation seen "
-            f"{sep}); state a finer oracle precision or use the exact backend",
+            f"{sep}); {prec.remedy or 'state a finer oracle precision or use the exact backend'}",
             heads_found=len(found), heads=heads, pole_separation=sep,
             precision=prec.describe())
     bound = bar_for(enc_heads, found, ctx, bits)
@@ -211,31 +215,75 @@ def _residual(model, transcript, be, ctx):
             "max_relative_residual": worst}
 
 
-def _classify(e, recover, schedule, answers, prec, bits, heads, ctx):
+#: an inferred precision's "certain" contradiction must survive balls this many times wider
+CERTAIN_MARGIN = 16
+
+
+def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=False):
     """The named failure of an inexact run whose ball recovery could not certify (module
-    docstring, step 4)."""
+    docstring, step 4).  A contradiction is "certain" only when every family is of type
+    heads=H and no candidate matches (or Σ v_h ≠ v) on balls of the oracle precision; at an
+    inferred (not stated) precision it must also hold on balls CERTAIN_MARGIN times wider,
+    else the verdict hangs on the inference and is IllConditioned instead."""
     sep = _separation(e.details if isinstance(e, LearningFailure) else {}, ctx)
     reason = getattr(e, "reason", "singular-system")
-    certain = isinstance(e, NotAttention) and heads is not None and \
-        (e.details.get("candidates") == 0 or "sum_v" in e.details)
+    certain = _contradiction(e, heads)
+    robust = certain and (stated or _still_contradicts(recover, schedule, answers, prec, bits,
+                                                       heads))
+    if certain and robust:
+        how = "" if stated else f" (inferred; it holds at {CERTAIN_MARGIN}η too)"
+        return NotAttention(f"{e} — certain at the oracle precision {prec}{how}: every family "
+                            f"certified of type {heads}, and no attention model with {heads} "
+                            f"heads answers within it (or the oracle is less precise than "
+                            f"that)", precision=prec.describe(),
+                            **{k: v for k, v in e.details.items()
+                               if k not in ("separations", "pole_counts")})
     if certain:
-        return NotAttention(f"{e} — certain at the oracle precision {prec}: no attention model "
-                            f"with {heads} heads answers within it (or the oracle is less "
-                            f"precise than stated)", precision=prec.describe(),
-                            **{k: v for k, v in e.details.items() if k != "separations"})
+        return IllConditioned(
+            f"the answers contradict every attention model with {heads} heads at the oracle "
+            f"precision {prec} ({reason}: {e}), but not at {CERTAIN_MARGIN}× that: the "
+            f"verdict hangs on the inferred precision; state it (oracle_precision=, "
+            f"--oracle-digits){'; ' + prec.remedy if prec.remedy else ''}",
+            pole_separation=sep, precision=prec.describe(), needed_precision=None,
+            cause=reason)
     if heads is not None and isinstance(e, (CollidingPoles, InvisibleHead)):
+        fix = f"; {prec.remedy}" if prec.remedy else ""
         return UnresolvedHeads(
             f"heads={heads} heads are not resolved in every family at the oracle precision "
-            f"{prec} ({reason}: {e}); smallest pole separation seen {sep}",
+            f"{prec} ({reason}: {e}); smallest pole separation seen {sep}{fix}",
             heads=heads, pole_separation=sep, precision=prec.describe(), cause=reason)
     narrower, _ = needed_precision(lambda *a: recover(*a, heads=heads), schedule, answers,
                                    prec, bits)
     need = None if narrower is None else f"{float(narrower.eta):.3g}"
-    hint = (f"answers within about {need} would certify it" if need else
-            "no narrower precision certified these answers (they may be noisier than "
-            "stated, or not attention)")
+    hint = prec.hint(narrower) if need else "; ".join(
+        ["no narrower precision certified these answers (they may be noisier than stated, "
+         "or not attention)"] + ([prec.remedy] if prec.remedy else []))
     return IllConditioned(
         f"the recovery cannot be certified at the oracle precision {prec} ({reason}: {e}); "
         f"smallest pole separation seen {sep}; {hint}. Raising dps does not help: more "
         f"precise answers (or the exact backend) do", pole_separation=sep,
         precision=prec.describe(), needed_precision=need, cause=reason)
+
+
+def _contradiction(e, heads) -> bool:
+    """A certified contradiction (:func:`_classify`): no matching candidate, or Σ v_h ≠ v,
+    after every family of the schedule was solved with exactly heads=H poles (a family that
+    fell back to a lower type proves nothing: :class:`.enclosure.BallEngine`)."""
+    if not (isinstance(e, NotAttention) and heads is not None and
+            (e.details.get("candidates") == 0 or "sum_v" in e.details)):
+        return False
+    counts = e.details.get("pole_counts")
+    return bool(counts) and all(n == heads for n in counts)
+
+
+def _still_contradicts(recover, schedule, answers, prec, bits, heads) -> bool:
+    """Whether the recovery on balls CERTAIN_MARGIN times wider fails with a contradiction
+    too (:func:`_classify`)."""
+    try:
+        enclose(lambda *a: recover(*a, heads=heads), schedule, answers,
+                prec.scaled(CERTAIN_MARGIN), bits)
+    except NotAttention as e:
+        return _contradiction(e, heads)
+    except (LearningFailure, SingularSystem):
+        return False
+    return False

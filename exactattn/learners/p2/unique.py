@@ -150,17 +150,14 @@ def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int
     d, H0 = schedule.d, schedule.H0
     fams, roles, rho, v = transcript_families(schedule, answers, rng)
     extra, asked = [], 0
-    rounds = []
+    fib = compute_fibre(d, H0, fams, rho, schedule_order(roles), seed=rng.getrandbits(32))
+    rounds = [_round(fib)]
     while True:
-        fib = compute_fibre(d, H0, fams, rho, schedule_order(roles), seed=rng.getrandbits(32))
-        rounds.append({"families": len(fams), "pieces": len(fib.pieces), "nodes": fib.nodes,
-                       "dimensions": [p.dimension for p in fib.pieces]})
         if not fib.pieces:
             raise OutOfClass(f"no model with ≤ {H0} heads gives these answers (the answer "
-                             f"fibre of {len(fams)} copy-count families is empty)",
-                             families=len(fams))
-        one = fib.unique_model()
-        if one is not None:
+                             f"fibre of {len(fib.families)} copy-count families is empty)",
+                             families=len(fib.families))
+        if fib.unique_model() is not None:
             S, r = fib.pieces[0].representative()
             return Uniqueness(model_of(S, r, schedule.U, schedule.X), fib, extra, asked, rounds)
         if len(extra) >= max_families:
@@ -173,6 +170,11 @@ def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int
         for q in queries:
             ys.append(orc(q))
             asked += 1
-        fams.append(read_family(a, b, [_dot(v, x)] + ys, H0, rng))
-        roles.append("extra")
         extra.append((a, b))
+        fib = fib.extend(read_family(a, b, [_dot(v, x)] + ys, H0, rng))
+        rounds.append(_round(fib))
+
+
+def _round(fib):
+    return {"families": len(fib.families), "pieces": len(fib.pieces), "nodes": fib.nodes,
+            "dimensions": [p.dimension for p in fib.pieces]}

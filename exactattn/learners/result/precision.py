@@ -17,6 +17,22 @@ of the true output.  It is stated by the user (``oracle_precision=η`` in Python
    d = 32, H = 8); state the precision for anything noisier;
 4. otherwise (answers of an mp oracle at dps D): η = 10^(3−D) relative.
 
+**Lower-precision arithmetic.**  The same rule, 256 units in the last place, for an oracle
+that computes in a shorter float format (:func:`format_precision`): float32 η = 2⁸·2⁻²³ ≈
+3.1·10⁻⁵, float16 2⁸·2⁻¹⁰ = 1/4, bfloat16 2⁸·2⁻⁷ = 2 (nothing is certifiable at half
+precision; the learners say ill-conditioned and which digits would do).  The unit roundoff
+alone (float32 6·10⁻⁸) is not a bound: torch's float32 ``nn.MultiheadAttention`` is off by
+up to 13 float32 ulps at default initialisation and 263 with weights 16× larger (the
+adapter's tests measure it).  The format is known
+
+* from a declaration: an Oracle carrying ``declared_precision`` (:func:`declared_precision`: an
+  OraclePrecision, or the record {"format", "scale", "source"} that the adapters below the
+  learners can write — the torch adapter from the module's dtype, the NumPy adapter from
+  ``dtype``) — it replaces rule 3, is the rounding unit of rule 1 and is added to rule 2;
+* or from the answers: every answer a float32 (a mantissa of ≤ 24 bits) and at least one
+  with more than 12 bits (so that a few short dyadic answers such as 0.5 stay float64) — a
+  float32 oracle wrapped in a plain function is still read as float32.
+
 An inferred η is an assumption about the oracle, and the error bar is valid under it; say
 so (``OraclePrecision.source``).
 
@@ -43,11 +59,16 @@ from ...errors import IllConditioned
 
 __all__ = ["OraclePrecision", "ErrorBar", "infer_precision", "stated_precision",
            "working_dps", "working_bits", "approximate_tolerances", "backend_precision", "FLOAT64_PRECISION",
+           "FLOAT32_PRECISION", "FORMAT_BITS", "format_precision", "declared_precision",
            "DEFAULT_ACCURACY", "GUARD_DIGITS",
            "bar_for", "check_accuracy"]
 
 #: η inferred for float64 answers: 2⁸ units in the last place (module docstring, rule 3)
 FLOAT64_PRECISION = Fraction(2 ** 8, 2 ** 52)
+#: fraction bits of each float format (one unit in the last place is 2^−bits)
+FORMAT_BITS = {"float64": 52, "float32": 23, "float16": 10, "bfloat16": 7}
+#: η of float32 answers: 2⁸ float32 units in the last place (module docstring)
+FLOAT32_PRECISION = Fraction(2 ** 8, 2 ** 23)
 #: guard digits of the working precision beyond the oracle's
 GUARD_DIGITS = 10
 #: the accuracy the command line asks of an inexact result when --accuracy is not given
@@ -62,6 +83,9 @@ class OraclePrecision:
     eta: Fraction
     relative: bool = True
     source: str = "stated"
+    #: how to get more precise answers from this oracle (a declared lower-precision format:
+    #: "run the forward pass in float64 …"), or None
+    remedy: str | None = None
 
     def radius(self, y):
         """The radius of the answer ball around ŷ, as a Fraction-friendly upper bound."""
@@ -78,11 +102,27 @@ class OraclePrecision:
 
     def scaled(self, factor) -> "OraclePrecision":
         return OraclePrecision(Fraction(self.eta) * Fraction(factor), self.relative,
-                               f"{self.source}, scaled by {factor}")
+                               f"{self.source}, scaled by {factor}", self.remedy)
 
     def describe(self) -> dict:
-        return {"eta": f"{float(self.eta):.3g}", "relative": self.relative,
-                "source": self.source, "digits": self.digits}
+        out = {"eta": f"{float(self.eta):.3g}", "relative": self.relative,
+               "source": self.source, "digits": self.digits}
+        if self.remedy:
+            out["remedy"] = self.remedy
+        return out
+
+    def hint(self, needed=None) -> str:
+        """What would certify a run that this precision cannot: the digits of ``needed`` (an
+        OraclePrecision or η, when known) and the remedy (module docstring)."""
+        parts = []
+        if needed is not None:
+            eta = needed.eta if isinstance(needed, OraclePrecision) else Fraction(needed)
+            digits = OraclePrecision(eta).digits
+            parts.append(f"answers within about {float(eta):.3g} ({digits} significant "
+                         f"digits, against {self.digits} now) would certify it")
+        if self.remedy:
+            parts.append(self.remedy)
+        return "; ".join(parts)
 
     def __str__(self):
         kind = "·max(1,|y|)" if self.relative else " (absolute)"
@@ -108,34 +148,104 @@ def stated_precision(value) -> OraclePrecision:
     return OraclePrecision(eta, True, "stated")
 
 
+def format_precision(fmt: str, source: str | None = None,
+                     remedy: str | None = None) -> OraclePrecision:
+    """η of an oracle computing in the float format ``fmt`` ("float64", "float32",
+    "float16", "bfloat16"): 2⁸ units in its last place, relative (module docstring).  A
+    format shorter than float64 gets a ``remedy`` (default: compute the answers in float64)."""
+    if fmt not in FORMAT_BITS:
+        raise ValueError(f"unknown float format {fmt!r}: one of {', '.join(FORMAT_BITS)}")
+    if remedy is None and fmt != "float64":
+        remedy = (f"the answers are computed in {fmt}: compute them in float64 "
+                  f"(η {float(FLOAT64_PRECISION):.2g}, {OraclePrecision(FLOAT64_PRECISION).digits}"
+                  f" digits) or state the oracle precision")
+    return OraclePrecision(Fraction(2 ** 8, 2 ** FORMAT_BITS[fmt]), True,
+                           source or f"{fmt} answers (inferred)", remedy)
+
+
+def declared_precision(oracle):
+    """The OraclePrecision an oracle declares (module docstring), or None: its
+    ``declared_precision`` as an OraclePrecision, or a record {"format": one of FORMAT_BITS,
+    "scale": a factor ≥ 1 (default 1), "source": text}."""
+    d = getattr(oracle, "declared_precision", None)
+    if d is None or isinstance(d, OraclePrecision):
+        return d
+    if not isinstance(d, dict) or d.get("format") not in FORMAT_BITS:
+        raise ValueError(f"declared_precision must be an OraclePrecision or a record "
+                         f"{{'format': one of {', '.join(FORMAT_BITS)}, 'scale', 'source'}}, "
+                         f"got {d!r}")
+    p = format_precision(d["format"], d.get("source"), d.get("remedy"))
+    scale = Fraction(d.get("scale", 1))
+    if scale < 1:
+        raise ValueError(f"declared_precision scale must be ≥ 1, got {scale}")
+    if scale == 1:
+        return p
+    return OraclePrecision(p.eta * scale, True,
+                           f"{p.source}, times {float(scale):.3g} for the bias constant",
+                           p.remedy)
+
+
+def _mantissa_bits(y):
+    """Bits of the mantissa of a float / mpf answer (0 for zero), None for anything else."""
+    if isinstance(y, float):
+        if not math.isfinite(y) or y == 0:
+            return 0
+        m = Fraction(y).numerator
+        return abs(m).bit_length() if m % 2 else _odd(m).bit_length()
+    mpf = getattr(y, "_mpf_", None)
+    if mpf is None:
+        return None
+    return abs(mpf[1]).bit_length() if mpf[1] else 0
+
+
+def _odd(m: int) -> int:
+    m = abs(m)
+    return m >> ((m & -m).bit_length() - 1)
+
+
 def _fits_float64(y) -> bool:
     if isinstance(y, float):
         return True
-    mpf = getattr(y, "_mpf_", None)
-    if mpf is None:
-        return False
-    return mpf[1].bit_length() <= 53 if mpf[1] else True
+    bits = _mantissa_bits(y)
+    return bits is not None and bits <= 53
+
+
+def _float32_answers(answers) -> bool:
+    """Every answer a float32 and one with more than 12 mantissa bits (module docstring)."""
+    bits = [_mantissa_bits(y) for y in answers]
+    return bool(bits) and all(b is not None and b <= 24 for b in bits) and max(bits) > 12
 
 
 def infer_precision(oracle, answers, stated=None) -> OraclePrecision:
-    """η for an inexact run (module docstring, rules 1–4); ``stated`` wins when given."""
+    """η for an inexact run (module docstring, rules 1–4 and the lower-precision formats);
+    ``stated`` wins when given."""
     if stated is not None:
         return stated_precision(stated)
     noise = getattr(oracle, "noise", None)
     be = getattr(oracle, "backend", None)
+    declared = declared_precision(oracle)
     is_float = getattr(be, "name", None) == "float" or all(_fits_float64(y) for y in answers)
+    if declared is None and noise is None and _float32_answers(answers):
+        declared = format_precision("float32", "float32 answers (inferred from the answers)")
     if noise is not None and hasattr(noise, "tau"):
         tau = Fraction(noise.tau) if not isinstance(noise.tau, float) \
             else Fraction(repr(noise.tau))
-        # τ plus the rounding of the noisy answer itself (float64 rule, or 4 units of the mp
-        # oracle's dps), as an absolute bound over |answers| ≤ max |ŷ|
-        unit = FLOAT64_PRECISION if is_float else backend_precision(be).eta * 4
+        # τ plus the rounding of the noisy answer itself (the declared format, the float64
+        # rule, or 4 units of the mp oracle's dps), as an absolute bound over |answers| ≤ max |ŷ|
+        unit = declared.eta if declared is not None else \
+            FLOAT64_PRECISION if is_float else backend_precision(be).eta * 4
         top = max((abs(Fraction(float(y))) for y in answers), default=Fraction(1))
         return OraclePrecision(tau + unit * max(1, top), False,
                                f"additive noise ±{float(tau):.3g} + the oracle's rounding")
     if noise is not None and hasattr(noise, "digits"):
+        if declared is not None:
+            return OraclePrecision(Fraction(5, 10 ** noise.digits) + declared.eta, True,
+                                   f"rounding to {noise.digits} significant digits + "
+                                   f"{declared.source}")
         return OraclePrecision(Fraction(5, 10 ** noise.digits), True,
                                f"rounding to {noise.digits} significant digits")
+    if declared is not None:
+        return declared
     if is_float:
         return OraclePrecision(FLOAT64_PRECISION, True, "float64 answers (inferred)")
     dps = getattr(be, "dps", None) or max(MIN_DPS, _answer_digits(answers))
@@ -255,9 +365,11 @@ def check_accuracy(bar, accuracy, sep):
         return
     prec, bound = bar.precision, bar.bound
     need = prec.scaled(float(accuracy) / float(bound))
+    fix = f"; {prec.remedy}" if prec.remedy else ""
     raise IllConditioned(
         f"the error bar {mpmath.nstr(bound, 3)} ({bar.method}) exceeds the asked accuracy "
-        f"{accuracy}: the oracle precision {prec} is not enough (about {float(need.eta):.2g} "
-        f"would be, the bar scaling linearly)", error_bar=mpmath.nstr(bound, 6),
+        f"{accuracy}: the oracle precision {prec} is not enough (about {float(need.eta):.2g}, "
+        f"{need.digits} digits, would be, the bar scaling linearly){fix}",
+        error_bar=mpmath.nstr(bound, 6),
         accuracy=str(accuracy), precision=prec.describe(),
         needed_precision=f"{float(need.eta):.3g}", pole_separation=sep, method=bar.method)

@@ -51,7 +51,7 @@ def bench_torch(a):
     try:
         import torch
     except ImportError:
-        print("torch oracle: torch not installed (pip install 'exactattn[torch]')")
+        print("torch oracle: torch not installed (pip install \".[torch]\" from a clone)")
         return
     from exactattn.adapters import torch as eat
     torch.manual_seed(0)

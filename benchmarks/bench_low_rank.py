@@ -5,7 +5,8 @@ Prints, for d = 16 and r = 2, the success rate (relative Frobenius error < 1e-6)
 rank-one projections + nuclear-norm minimisation against the number m of measurements, next
 to the exact skeleton's fixed count d + r(2d − r) (v plus r(2d − r) bilinear measurements) and
 its timing on the exact, mp and float backends.  The baseline needs cvxpy
-(``pip install exactattn[cvx]``); without it only the skeleton rows are printed.
+(``pip install ".[cvx]"`` from a clone); without it only the skeleton rows are
+printed.
 
     python benchmarks/bench_low_rank.py [--dim 16] [--rank 2] [--trials 5] [--ms 40,60,...]
 """

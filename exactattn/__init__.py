@@ -14,6 +14,10 @@ Quick start::
     model = ea.random_multi_head(3, 2, seed=1)
     res = ea.learn_multi_head(ea.Oracle(model), 3, heads=2, seed=0)
     res.model.head_set() == model.head_set()      # True: exact canonical recovery
+    res.write_certificate("run.json")             # the run's certificate, as learn --certificate
+
+``python -m proofs_checks.verify run.json`` then re-checks the run from the file alone, with
+the standard library only (:meth:`LearnResult.write_certificate`; docs/evidence.md).
 """
 
 from . import _env  # noqa: F401  (sets SYMPY_GROUND_TYPES before sympy is imported)

@@ -1,5 +1,7 @@
 """Named failures.  A learner that cannot certify its answer raises one of these with the
-offending quantities; it never returns a wrong model silently (docs/design.md §4.3)."""
+offending quantities (docs/design.md §4.3).  A model returned without a failure reproduces
+every schedule answer, but it can still be another oracle's twin (claim P2-nonunique); only
+validation queries can catch that (docs/design.md §8)."""
 
 from __future__ import annotations
 

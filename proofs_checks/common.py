@@ -70,7 +70,12 @@ RUN_STATEMENT = ("identifiability certificate of one exact learner run: the tran
 
 def run_certificate(result, model=None) -> dict:
     """A stand-alone certificate of one exact run (``exactattn learn ... --certificate FILE``)
-    that ``python -m proofs_checks.verify FILE`` checks (docs/design.md §8)."""
+    that ``python -m proofs_checks.verify FILE`` checks (docs/design.md §8); for a
+    ``certify_unique=True`` run, the ``unique`` certificate of its answer fibre instead
+    (:mod:`.fibre_record`, docs/design.md §11)."""
+    if getattr(result, "uniqueness", None) is not None:
+        from .fibre_record import unique_certificate
+        return unique_certificate(result)
     from .certificates import FORMAT, VERSION
     return {"format": FORMAT, "version": VERSION, "claim": "run",
             "reference": "docs/design.md §8", "statement": RUN_STATEMENT, "size": "full",

@@ -1,19 +1,29 @@
 """P2-count: the multi-head learner asks exactly 4Hd² − 2H + 1 value queries of length ≤ 2H + 1,
 with H₀ in place of H when only a bound H₀ ≥ H is known (P2, abstract; docs/design.md §4.3).
 
-1. Proved (for all d ≥ 1, H₀ ≥ 1): the count and the maximum length are read off the
-   Schedule's own declarative structure (:data:`exactattn.learners.p2.schedule.STRUCTURE`, from
-   which the learner's queries are generated) as polynomials in d and H₀ — initial queries,
-   then per block (families) × Π(loop lengths) × 2H₀ samples of length m + 1 — and must equal
-   4H₀d² − 2H₀ + 1 and 2H₀ + 1 identically (sympy; the checker re-derives both with its own
-   polynomial arithmetic from the recorded structure, which must be the one it rebuilds every
-   multi-head transcript from).
-2. Measured (sampled, a second and independent check): for every (d, H) of the grid, with H
-   known and with the bound H₀ = H + 1, a seeded random rational model is learned through a
-   counting oracle; the oracle's count and maximum length must equal the formulas, the
-   recovered heads the canonical form exactly, and every run is recorded as an
-   identifiability certificate (its whole transcript).  The count polynomial of degree ≤ 2 in
-   d and H₀ is also fitted to the measurements by exact interpolation.
+What is proved and what is sampled (docs/claims.md):
+
+1. The schedule, for all d ≥ 1, H₀ ≥ 1 (an identity read off the structure): the count and
+   the maximum length of the Schedule's declarative structure
+   (:data:`exactattn.learners.p2.schedule.STRUCTURE`, from which the learner's queries are
+   generated) as polynomials in d and H₀ — initial queries, then per block (families) ×
+   Π(loop lengths) × 2H₀ samples of length m + 1 — equal 4H₀d² − 2H₀ + 1 and 2H₀ + 1
+   identically (sympy; the checker re-derives both with its own polynomial arithmetic from the
+   recorded structure, which must be the one it rebuilds every multi-head transcript from).
+2. The Schedule object itself, enumerated (no oracle): for every d ≤ D, H₀ ≤ K
+   (``enumerated d,H0`` = [D, K]) the queries :class:`Schedule` generates are counted and their
+   longest measured; both must equal the formulas.  The table is recorded and the checker
+   re-derives every entry from its own copy of the structure.
+3. The learner, sampled: for every (d, H) of the grid and of ``d,H extra`` (larger d, one
+   head), with H known and with the bound H₀ = H + 1, a seeded random rational model is
+   learned through a counting oracle; the run's transcript must be exactly the Schedule's
+   queries for the run's (U, X, H₀), the oracle's count and maximum length the formulas, the
+   recovered heads the canonical form exactly; every run is recorded as an identifiability
+   certificate (its whole transcript).  That the learner asks only the schedule is sampled, not
+   proved: a learner that asked otherwise at some d outside the grid would not be seen.
+4. Sampled, an independent check: the count polynomial of degree ≤ 2 in d and H₀ fitted to the
+   measured counts by exact interpolation — with more measured points than monomials at every
+   size, so that a wrong count can make the fit fail.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from .common import count_check, run_record, same_canonical
 from .registry import Claim, Verdict, register
 
 __all__ = ["CLAIM", "published_count", "published_max_length", "derived_count", "fit_polynomial",
-           "measure"]
+           "measure", "enumerate_schedules"]
 
 d_sym, H0_sym = sympy.symbols("d H0", integer=True, positive=True)
 
@@ -96,42 +106,94 @@ def measure(d, H, H0, seed, tries=5):
     raise LearningFailure(f"d={d} H={H} H0={H0}: {tries} draws failed")
 
 
+def enumerate_schedules(max_d, max_H0):
+    """The Schedule object's own queries, counted, for every d ≤ max_d and H₀ ≤ max_H0 (no
+    oracle: the schedule is non-adaptive, its count does not depend on U, X, so the unit
+    basis is used): [[d, H0, count, max_length], ...]."""
+    from exactattn.learners.p2.schedule import Schedule
+    out = []
+    for d in range(1, max_d + 1):
+        E = [[int(i == j) for j in range(d)] for i in range(d)]
+        for H0 in range(1, max_H0 + 1):
+            n = longest = 0
+            for q in Schedule(E, E, H0).queries():
+                n += 1
+                longest = max(longest, len(q))
+            out.append([d, H0, n, longest])
+    return out
+
+
+def _grid(params):
+    """(d, H, H0) of every certified run: the grid d × H and the extra (d, H), each with H
+    known (H0 = H) and with the bound H0 = H + 1."""
+    pairs = [(d, H) for d in params["d"] for H in params["H"]]
+    pairs += [tuple(x) for x in params.get("d,H extra", [])]
+    return [(d, H, H0) for d, H in pairs for H0 in (H, H + 1)]
+
+
+def _is_the_schedule(res, oracle):
+    """The oracle's transcript is exactly the Schedule's queries for the run's U, X, H0."""
+    from exactattn.learners.p2.schedule import Schedule
+    ex = res.extra
+    asked = [[list(t) for t in q] for q, _ in oracle.transcript]
+    want = [[list(t) for t in q] for q in Schedule(ex["U"], ex["X"], int(ex["H0"])).queries()]
+    return asked == want
+
+
 def run(params) -> Verdict:
-    """Measure the grid, compare with P2's formulas, fit the count polynomial exactly."""
+    """Enumerate the Schedule, measure the learner on the grid, compare with P2's formulas, fit
+    the count polynomial exactly."""
     verdict = Verdict(True)
     cert = new_certificate(CLAIM, params)
     points, lengths, skipped_total, bad = [], [], 0, []
-    for d in params["d"]:
-        for H in params["H"]:
-            for H0 in (H, H + 1):
-                oracle, model, res, skipped = measure(d, H, H0, seed=100 * d + 10 * H)
-                skipped_total += skipped
-                q, ml = oracle.queries, oracle.max_length
-                ok = (q == published_count(d, H0) and ml == published_max_length(H0)
-                      and res.queries == q and same_canonical(model, res.heads))
-                if not ok:
-                    bad.append(f"d={d} H={H} H0={H0}: {q} queries (published "
-                               f"{published_count(d, H0)}), length {ml} (published "
-                               f"{published_max_length(H0)}), canonical heads "
-                               f"{'exact' if same_canonical(model, res.heads) else 'WRONG'}")
-                points.append((d, H0, q))
-                lengths.append((d, H0, ml))
-                cert["checks"].append(run_record(res, model))
-                cert["checks"].append(count_check("multi-head", {"d": d, "H0": H0}, q, ml,
-                                                  run=len(cert["checks"]) - 1))
-    grid = f"d={','.join(map(str, params['d']))} × H={','.join(map(str, params['H']))}"
+    for d, H, H0 in _grid(params):
+        oracle, model, res, skipped = measure(d, H, H0, seed=100 * d + 10 * H)
+        skipped_total += skipped
+        q, ml = oracle.queries, oracle.max_length
+        same = _is_the_schedule(res, oracle)
+        ok = (same and q == published_count(d, H0) and ml == published_max_length(H0)
+              and res.queries == q and same_canonical(model, res.heads))
+        if not ok:
+            bad.append(f"d={d} H={H} H0={H0}: {q} queries (published "
+                       f"{published_count(d, H0)}), length {ml} (published "
+                       f"{published_max_length(H0)}), transcript "
+                       f"{'=' if same else '≠'} the Schedule's queries, canonical heads "
+                       f"{'exact' if same_canonical(model, res.heads) else 'WRONG'}")
+        points.append((d, H0, q))
+        lengths.append((d, H0, ml))
+        cert["checks"].append(run_record(res, model))
+        cert["checks"].append(count_check("multi-head", {"d": d, "H0": H0}, q, ml,
+                                          run=len(cert["checks"]) - 1))
+    grid = (f"d={','.join(map(str, params['d']))} × H={','.join(map(str, params['H']))}"
+            f" and (d, H) = {', '.join(f'({d}, {H})' for d, H in params.get('d,H extra', []))}")
     more = f"; … and {len(bad) - 3} more" if len(bad) > 3 else ""
-    verdict.expect(not bad, f"{len(points)} runs on {grid} (H known and H0=H+1): queries = "
-                   f"4H0d²−2H0+1, length = 2H0+1, canonical heads exact",
-                   "; ".join(bad[:3]) + more)
+    verdict.expect(not bad, f"sampled: {len(points)} learner runs on {grid} (H known and "
+                   f"H0=H+1): transcript = the Schedule's queries, queries = 4H0d²−2H0+1, "
+                   f"length = 2H0+1, canonical heads exact", "; ".join(bad[:3]) + more)
     if skipped_total:
         verdict.notes.append(f"{skipped_total} random draws failed detectably and were redrawn")
-    _fit(verdict, cert, points, lengths)
+    max_d, max_H0 = params["enumerated d,H0"]
+    table = enumerate_schedules(max_d, max_H0)
+    wrong = [e for e in table if e[2:] != [published_count(e[0], e[1]),
+                                           published_max_length(e[1])]]
+    verdict.expect(not wrong, f"the Schedule object enumerated for every d ≤ {max_d}, H0 ≤ "
+                   f"{max_H0} ({len(table)} schedules, {sum(e[2] for e in table)} queries, no "
+                   f"oracle): count = 4H0d²−2H0+1 and longest query = 2H0+1 each time",
+                   "the Schedule object does not have the published count or length at "
+                   + ", ".join(f"d={e[0]} H0={e[1]} ({e[2]} queries, length {e[3]})"
+                               for e in wrong[:3]))
+    _fit(verdict, cert, points, lengths, {"d": max_d, "H0": max_H0, "counts": table})
     verdict.certificate = cert
     return verdict
 
 
-def _fit(verdict, cert, points, lengths):
+def _fit(verdict, cert, points, lengths, enumerated):
+    for what, pts, deg in (("counts", points, (2, 2)), ("lengths", lengths, (1, 1))):
+        n, monos = len(set(pts)), (deg[0] + 1) * (deg[1] + 1)
+        verdict.expect(n > monos, f"the fit of the {what} has {n} points for {monos} monomials "
+                       f"(over-determined: it can fail)",
+                       f"the fit of the {what} has {n} points for {monos} monomials: it "
+                       f"cannot fail, so it is no evidence")
     fit, coeffs = fit_polynomial(points, (2, 2))
     target = published_count(d_sym, H0_sym)
     verdict.expect(fit is not None and sympy.expand(fit - target) == 0,
@@ -147,15 +209,16 @@ def _fit(verdict, cert, points, lengths):
     derived_ok = sympy.expand(count - target) == 0 and \
         sympy.expand(length - published_max_length(H0_sym)) == 0
     verdict.expect(derived_ok,
-                   f"proved for all d ≥ 1, H0 ≥ 1: the count read off the Schedule's own structure "
-                   f"is {count} ≡ 4·H0·d² − 2·H0 + 1 and its longest query {length} ≡ 2·H0 + 1 "
-                   f"(polynomial identity)",
+                   f"proved for the schedule, all d ≥ 1, H0 ≥ 1: the count read off the "
+                   f"Schedule's own structure is {count} ≡ 4·H0·d² − 2·H0 + 1 and its longest "
+                   f"query {length} ≡ 2·H0 + 1 (an identity of the structure; that the learner "
+                   f"asks exactly this schedule is sampled on the grid)",
                    f"the Schedule's structure gives {count} queries of length ≤ {length}, not "
                    f"{target} and 2·H0 + 1")
     from exactattn.learners.p2.schedule import STRUCTURE
     cert["checks"].append({"kind": "count-derivation", "formula": "multi-head",
                            "structure": STRUCTURE, "count": _terms(count),
-                           "max_length": _terms(length)})
+                           "max_length": _terms(length), "enumerated": enumerated})
     for quantity, pts, cf, deg in (("queries", points, coeffs, [2, 2]),
                                    ("max_length", lengths, lcoeffs, [1, 1])):
         cert["checks"].append({"kind": "count-fit", "formula": "multi-head", "quantity": quantity,
@@ -179,6 +242,9 @@ CLAIM = register(Claim(
     reference="P2 query count",
     statement="multi-head learning uses exactly 4Hd²−2H+1 queries of length ≤ 2H+1 "
               "(H0 for a bound H0 ≥ H)",
-    sizes={"quick": {"d": [1, 2, 3], "H": [1, 2]}, "full": {"d": [1, 2, 3, 4, 5], "H": [1, 2, 3, 4]}},
+    sizes={"quick": {"d": [1, 2, 3], "H": [1, 2], "d,H extra": [[6, 1]],
+                     "enumerated d,H0": [40, 3]},
+           "full": {"d": [1, 2, 3, 4, 5], "H": [1, 2, 3, 4],
+                    "d,H extra": [[6, 1], [8, 1], [10, 1]], "enumerated d,H0": [40, 10]}},
     run=run,
     needs=("exactattn.learners.multi_head",)))

@@ -22,7 +22,15 @@ unique-matching polynomials add factors of their own: at d = 2, H = 3, D = 91 wi
    docs/evidence.md shows this can happen).  Checked: every failure lies in the bad set; the
    failure and bad-set counts are consistent with Pr ≤ D/|S| by an exact one-sided binomial
    test at level α/m, α = 1/1000 family-wise and m = 2 × (number of configurations)
-   (Bonferroni); the Clopper–Pearson upper limits at the same confidence are reported.
+   (Bonferroni); the Clopper–Pearson upper limits at the same confidence are reported, and
+   so is each test's power: the smallest failure rate it would detect with power 0.9
+   (:func:`.checker.binomial.detectable_rate`, exact) and the smallest rate of failures
+   outside the bad set caught with power 0.9 (:func:`.checker.binomial.caught_rate`).
+   *Conditioned*: a uniform draw almost never lands in the matching-only part of the bad set,
+   so for d ≥ 2, H ≥ 3 a few draws are put there (:func:`conditioned_draw`: the model chosen
+   after the draw so that one matching condition s1[a] + s2[b] = s1[c] + s2[c] holds and no
+   pole or visibility condition fails; at 10⁴ trials every second one with the residues moved
+   too); the learner runs on each and the checker predicts its outcome.
 3. The certificate records the seeds, the outcome of every trial that did not recover, the
    tallies, and full identifiability certificates (``run`` records) for a sample of the
    successes.  The checker re-draws every trial, decides bad-set membership itself and
@@ -102,9 +110,131 @@ def binomial_upper_limit(n: int, k: int, level: Fraction, bits: int = 24) -> Fra
     return Fraction(hi, 2 ** bits)
 
 
-def _config(verdict, cert, d, H, box, trials, seed, tests):
+def conditioned_count(trials: int) -> tuple:
+    """(draws, residues): the draws conditioned into the matching-only part of the bad set per
+    configuration with d ≥ 2 and H ≥ 3, and whether every second one moves the residues too
+    (:func:`conditioned_draw`).  A residue-moved draw costs the learner about 13 s (it tries
+    its six prime sizes before naming the ambiguity), so those come only with 10⁴ trials:
+    4 score-only draws at 1000 trials (under a second), 10 alternating at 10⁴."""
+    return (10, True) if trials >= 10000 else (4, False)
+
+
+def _fam_vec(rows, idx):
+    return [sum((rows[i][k] for i in idx), Fraction(0)) for k in range(len(rows[0]))]
+
+
+def _sc(W, u, x):
+    return sum((u[i] * Fraction(W[i][j]) * x[j] for i in range(len(u)) for j in range(len(x))),
+               Fraction(0))
+
+
+def _violated(heads, U, X):
+    """The genericity conditions of docs/design.md §4.3 that fail at (U, X) for canonical
+    `heads` (exact, directly; the names of :func:`exactattn.analysis.genericity.bad_set_polynomials`)."""
+    import itertools
+    H, out, seen_u = len(heads), [], []
+    for name, M in (("det U", U), ("det X", X)):
+        if _det(M) == 0:
+            out.append(name)
+    for fam in G.schedule_families(len(U)):
+        u, x = _fam_vec(U, fam.u), _fam_vec(X, fam.x)
+        s = [_sc(W, u, x) for W, _ in heads]
+        out += [f"poles {fam.name} heads {a + 1},{b + 1}"
+                for a, b in itertools.combinations(range(H), 2) if s[a] == s[b]]
+        if fam.u not in seen_u:
+            seen_u.append(fam.u)
+            out += [f"visible head {a + 1} at u{fam.u}" for a, (_, v) in enumerate(heads)
+                    if sum(Fraction(p) * q for p, q in zip(v, u)) == 0]
+        if fam.matches:
+            (u1, x1), (u2, x2) = fam.matches
+            U1, X1, U2, X2 = _fam_vec(U, u1), _fam_vec(X, x1), _fam_vec(U, u2), _fam_vec(X, x2)
+            s1 = [_sc(W, U1, X1) for W, _ in heads]
+            s2 = [_sc(W, U2, X2) for W, _ in heads]
+            out += [f"matching {fam.name} ({a + 1},{b + 1})~{c + 1}"
+                    for a, b, c in itertools.product(range(H), repeat=3)
+                    if (a, b) != (c, c) and s1[a] + s2[b] == s1[c] + s2[c]]
+    return out
+
+
+def _det(M):
+    """Exact determinant by expansion along the first row (d ≤ 3 here)."""
+    if len(M) == 1:
+        return M[0][0]
+    return sum(((-1) ** j * M[0][j] * _det([r[:j] + r[j + 1:] for r in M[1:]])
+                for j in range(len(M))), Fraction(0))
+
+
+def conditioned_draw(model, d, box, seed, pattern, residue=False):
+    """(model', condition) or None: the draw of `seed` kept, the model changed after it — one
+    entry of W_c moved so that the matching condition s1[a] + s2[b] = s1[c] + s2[c] of one
+    matching family holds (a, b, c = `pattern`, distinct heads) — and accepted only when every
+    violated condition of the canonical model' at the draw is a matching condition.  With
+    `residue`, in a family I(u1 + u_i, x1) one entry of v_c moves too, so that the residues
+    agree as well (c_a(u1) + c_b(u_i) = c_c(u1 + u_i)): the scores alone no longer separate
+    the pairings."""
+    import itertools
     from exactattn.learners.p2.recovery import draw_bases
-    from .checker.binomial import consistent_with_bound
+    from exactattn.models.attention import MultiHeadAttention
+    U, X = draw_bases(seed, d, box)
+    U = [[Fraction(x) for x in r] for r in U]
+    X = [[Fraction(x) for x in r] for r in X]
+    heads = [([list(map(Fraction, r)) for r in h.W], list(map(Fraction, h.v))) for h in model.heads]
+    a, b, c = pattern
+    fams = [f for f in G.schedule_families(d) if f.matches]
+    if residue:
+        fams = [f for f in fams if f.matches[0][0] != f.matches[1][0]]
+    for fam in fams[seed % len(fams):] + fams[:seed % len(fams)]:
+        (u1, x1), (u2, x2) = fam.matches
+        U1, X1, U2, X2 = _fam_vec(U, u1), _fam_vec(X, x1), _fam_vec(U, u2), _fam_vec(X, x2)
+        gap = (_sc(heads[a][0], U1, X1) + _sc(heads[b][0], U2, X2)
+               - _sc(heads[c][0], U1, X1) - _sc(heads[c][0], U2, X2))
+        for k, l in itertools.product(range(d), repeat=2):
+            coef = U1[k] * X1[l] + U2[k] * X2[l]
+            if coef == 0:
+                continue
+            W = [list(r) for r in heads[c][0]]
+            W[k][l] += gap / coef
+            v = list(heads[c][1])
+            if residue:
+                tot = [p + q for p, q in zip(U1, U2)]
+                if tot[k] == 0:
+                    continue
+                want = (sum(p * q for p, q in zip(heads[a][1], U1)) +
+                        sum(p * q for p, q in zip(heads[b][1], U2)))
+                v[k] += (want - sum(p * q for p, q in zip(v, tot))) / tot[k]
+            new = MultiHeadAttention([((W, v) if h == c else heads[h])
+                                      for h in range(len(heads))]).canonical()
+            if len(new.heads) != len(heads):
+                continue
+            viol = _violated([(h.W, h.v) for h in new.heads], U, X)
+            if viol and all(v.startswith("matching") for v in viol):
+                return new, viol[0]
+    return None
+
+
+def _conditioned(d, H, box, seed, trials, model, count, residues=False):
+    """`count` draws conditioned into the matching-only part of the bad set (seeds after the
+    Monte Carlo's), each with the learner's outcome."""
+    import itertools
+    if d < 2 or H < 3:
+        return []
+    out, patterns = [], list(itertools.permutations(range(3)))
+    s = seed + trials
+    while len(out) < count and s < seed + trials + 20 * count:
+        got = conditioned_draw(model, d, box, s, patterns[len(out) % len(patterns)],
+                               residue=residues and len(out) % 2 == 1)
+        if got is not None:
+            new, condition = got
+            rec = trial({"model": new, "dim": d, "H": H, "box": box}, s)
+            out.append({"seed": s, "model": heads_json(new.heads), "condition": condition,
+                        "outcome": rec["outcome"]})
+        s += 1
+    return out
+
+
+def _config(verdict, cert, d, H, box, trials, seed, tests, conditioned=(0, False)):
+    from exactattn.learners.p2.recovery import draw_bases
+    from .checker.binomial import consistent_with_bound, caught_sentence, power_sentence
     model, polys, factors, factorisations, D, bound, exact = analyse(d, H, box, seed)
     params = {"model": model, "dim": d, "H": H, "box": box}
     ints = [G.IntPoly(f) for f in factors]
@@ -147,10 +277,25 @@ def _config(verdict, cert, d, H, box, trials, seed, tests):
     verdict.expect(outside == 0 and ok_f and ok_b,
                    f"{tag}: Monte Carlo (sampled) {trials} draws: {bad} in the bad set, "
                    f"{failures} failures ({detail}), all in the bad set; consistent with "
-                   f"Pr ≤ {_dec(bound)} (exact binomial test, level {level}); Clopper–Pearson "
+                   f"Pr ≤ {_dec(bound)} (exact binomial test, level {level}; it "
+                   f"{power_sentence(trials, bound, level)}; {caught_sentence(trials)}); "
+                   f"Clopper–Pearson "
                    f"upper limits at 1 − {level}: Pr[fail] ≤ {_dec(fu, 4)}, Pr[bad] ≤ {_dec(bu, 4)}",
                    f"{tag}: {outside} failures outside the bad set; {failures} failures / "
                    f"{bad} bad draws of {trials} vs bound {bound} at level {level}")
+    cond = _conditioned(d, H, box, seed, trials, model, *conditioned)
+    if d >= 2 and H >= 3:
+        tally = {}
+        for e in cond:
+            tally[e["outcome"]] = tally.get(e["outcome"], 0) + 1
+        verdict.expect(len(cond) == conditioned[0],
+                       f"{tag}: {len(cond)} draws conditioned into the matching-only part of "
+                       f"the bad set (the model moved after the draw so that one matching "
+                       f"condition holds, no pole or visibility condition failing): outcomes "
+                       f"{', '.join(f'{k} {v}' for k, v in sorted(tally.items()))} (the "
+                       f"checker predicts each from the learner's rules)",
+                       f"{tag}: {len(cond)} of {conditioned[0]} conditioned draws constructed, "
+                       f"outcomes {tally}")
     gens = polys[0].poly.gens
     cert["checks"].append({
         "kind": "bad-set", "dim": d, "H": H, "model": heads_json(model.heads),
@@ -166,7 +311,7 @@ def _config(verdict, cert, d, H, box, trials, seed, tests):
                         "trials": trials, "outcomes": records, "bad": bad, "failures": failures,
                         "alpha": rational(ALPHA), "tests": tests,
                         "failure_upper_limit": rational(fu), "bad_upper_limit": rational(bu),
-                        "sample": sample}})
+                        "sample": sample, "conditioned": cond}})
 
 
 def _witness(polys, sample, seed):
@@ -190,7 +335,8 @@ def run(params) -> Verdict:
     cert = new_certificate(CLAIM, params)
     configs = params["d,H,box,trials"]
     for d, H, box, trials in configs:
-        _config(verdict, cert, d, H, box, trials, params["seed"], 2 * len(configs))
+        _config(verdict, cert, d, H, box, trials, params["seed"], 2 * len(configs),
+                conditioned_count(trials))
     verdict.certificate = cert
     return verdict
 

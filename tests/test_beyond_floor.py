@@ -87,8 +87,76 @@ def test_floor_claim_quick_and_its_certificate_verifies(floor_cert):
     assert findings and all("non-zero modulo" in f for f in findings)
 
 
-def _floor_check(cert):
-    return next(c for c in cert["checks"] if c["kind"] == "floor" and c["schedule"] == "economy")
+def _floor_check(cert, schedule="economy", d=None, H=None):
+    return next(c for c in cert["checks"] if c["kind"] == "floor" and c["schedule"] == schedule
+                and (d is None or c["dim"] == d) and (H is None or len(c["model"]) == H))
+
+
+# ------------------------------------------------------------------ the schedule is rebuilt
+def test_floor_p2_with_random_queries_in_place_of_its_schedule_is_rejected(floor_cert):
+    """A 'P2 d=2 H=1' record with 6 random length-2 queries in place of P2's 15."""
+    import random as R
+    c = copy.deepcopy(_floor_check(floor_cert, "P2", 2, 1))
+    assert len(c["queries"]) == 15
+    rng = R.Random(5)
+    c["queries"] = [[[str(rng.randint(-9, 9)) for _ in range(2)] for _ in range(2)]
+                    for _ in range(6)]
+    c["rows"], c["first_full"], c["curve"] = list(range(6)), 6, list(range(1, 7))
+    with pytest.raises(Rejected, match="rebuilt from the recorded draw has 15"):
+        checker_floor.check_floor(c)
+
+
+def test_floor_p2_cut_to_its_pivot_queries_is_rejected(floor_cert):
+    """The P2 (d=3, H=2) record cut to its 24 pivot queries (the schedule reaches rank 24 only
+    at answer 63): its minor is still non-zero, but the queries are not the schedule."""
+    c = copy.deepcopy(_floor_check(floor_cert, "P2", 3, 2))
+    P, rows = c["parameters"], c["rows"]
+    assert P == 24 and rows[-1] + 1 == 63
+    c["queries"] = [c["queries"][k] for k in rows]
+    c["rows"], c["first_full"], c["curve"] = list(range(P)), P, list(range(1, P + 1))
+    with pytest.raises(Rejected, match="24 queries, but the P2 schedule"):
+        checker_floor.check_floor(c)
+
+
+@pytest.mark.parametrize("schedule", ["P1", "P2", "economy", "adaptive", "low-rank"])
+def test_floor_random_edits_of_queries_and_model_are_rejected(floor_cert, schedule):
+    import random as R
+    rng = R.Random(hash(schedule) % 1000)
+    base = _floor_check(floor_cert, schedule)
+    checker_floor.check_floor(copy.deepcopy(base))            # as written: accepted
+    for _ in range(5):
+        c = copy.deepcopy(base)
+        q = rng.randrange(len(c["queries"]))
+        t = rng.randrange(len(c["queries"][q]))
+        i = rng.randrange(c["dim"])
+        c["queries"][q][t][i] = str(Fraction(c["queries"][q][t][i]) + rng.choice([-1, 1]))
+        with pytest.raises(Rejected, match="schedule rebuilt"):
+            checker_floor.check_floor(c)
+        c = copy.deepcopy(base)
+        h, i = rng.randrange(len(c["model"])), rng.randrange(c["dim"])
+        c["model"][h]["v"][i] = str(Fraction(c["model"][h]["v"][i]) + 1)
+        with pytest.raises(Rejected, match="not the canonical form"):
+            checker_floor.check_floor(c)
+
+
+def test_floor_record_of_another_schedule_is_rejected(floor_cert):
+    """The economy record relabelled adaptive (and P2 relabelled economy): the learner of the
+    draw is not the named schedule's."""
+    c = copy.deepcopy(_floor_check(floor_cert, "economy"))
+    c["schedule"] = "adaptive"
+    with pytest.raises(Rejected, match="adaptive schedule is the multi-head-adaptive"):
+        checker_floor.check_floor(c)
+    c = copy.deepcopy(_floor_check(floor_cert, "P2"))
+    c.pop("draw")
+    with pytest.raises(Rejected, match="draw"):
+        checker_floor.check_floor(c)
+
+
+def test_floor_says_at_answer_only_where_fewer_answers_cannot_reach_the_rank(floor_cert):
+    p1 = checker_floor.check_floor(_floor_check(floor_cert, "P1"))
+    p2 = checker_floor.check_floor(_floor_check(floor_cert, "P2", 3, 2))
+    assert "reached at answer 6" in p1
+    assert "reached by answer 63" in p2 and "at answer" not in p2
 
 
 @pytest.mark.parametrize("tamper, message", [
@@ -103,8 +171,11 @@ def _floor_check(cert):
 ])
 def test_floor_checker_rejects_tampering(floor_cert, tamper, message):
     c = copy.deepcopy(_floor_check(floor_cert))
-    if tamper == "duplicate-query":       # a row pointing at a copy of another row's query
-        c["queries"][c["rows"][1]] = copy.deepcopy(c["queries"][c["rows"][0]])
+    if tamper == "duplicate-query":       # the minor on the first P answers: dependent rows
+        P = c["parameters"]
+        first = list(range(P))
+        assert c["rows"] != first
+        c["rows"], c["first_full"] = first, P
     elif tamper == "composite-p":
         c["p"] = c["p"] * 3
     elif tamper == "parameters":

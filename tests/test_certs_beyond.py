@@ -361,7 +361,7 @@ def _fallback_as_generic(c):
 @pytest.mark.parametrize("tamper, message", [
     (_other_seed, "not the draw of its seed"),
     (lambda c: c["generic"].__setitem__(1, copy.deepcopy(c["generic"][0])), "recorded twice"),
-    (_rate_too_high, "reject Pr ≤ D/box"),
+    (_rate_too_high, "a run left out"),
     (_answer_changed, "answer"),
     (_another_model, "not of the recorded model"),
     (_fallback_as_generic, "not the generic count"),

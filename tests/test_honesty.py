@@ -59,31 +59,107 @@ def test_out_of_class_oracles_pass_the_bare_schedule_and_fail_validation(kind):
     oracle = ea.Oracle(kinds[kind], dim=d, backend="exact")
     with pytest.raises(ea.OutOfClass) as e:
         learn_multi_head(oracle, d, heads=H, seed=0)
-    q = e.value.details["query"]
-    assert e.value.reason == "out-of-class" and len({tuple(t) for t in q}) == 3
-    assert len(q) > 2 * H + 1 and e.value.details["schedule_queries"] == published_count(d, H)
+    q, det = e.value.details["query"], e.value.details
+    distinct = len({tuple(t) for t in q})
+    assert e.value.reason == "out-of-class" and (det["length"], det["distinct"]) == (len(q), distinct)
+    # the catching query has a shape the schedule never asks (it stops at 2H + 1, two tokens)
+    assert len(q) > 2 * H + 1 or distinct >= 3
+    if kind == "beyond the schedule's length":
+        assert len(q) > 2 * H + 1
+    if kind == "three distinct tokens":
+        assert distinct >= 3
+    assert e.value.details["schedule_queries"] == published_count(d, H)
     assert oracle.queries == published_count(d, H)          # the schedule's count, apart
     assert oracle.validation_queries == e.value.details["validation_queries"] >= 1
 
 
+def _schedule_shapes(S):
+    return {(len(q), len({tuple(t) for t in q})) for q in S.queries()}
+
+
 def test_validation_queries_have_shapes_the_schedule_never_uses():
+    """validation.py's design: lengths 1 … 4H₀ + 4, 1 … min(L, 6) distinct tokens; the first
+    unasked length, one length beyond 2H₀ + 4 and k = 4, 3, 2, 1 in every default run; each
+    query has exactly the shape drawn, its final token one of the distinct ones."""
+    import random
     be = ea.get_backend("exact")
     for H0 in (1, 2, 5):
         S = Schedule([[1, 0], [0, 1]], [[2, 1], [1, 1]], H0)
         longest = max(len(q) for q in S.queries())
-        rng = __import__("random").Random(H0)
-        for n in range(validation.default_count(H0)):
-            q = validation.validation_query(rng, 2, H0, n, be)
-            assert len({tuple(t) for t in q}) == 3 and len(q) > longest
+        asked = _schedule_shapes(S)
+        assert longest == 2 * H0 + 1 and max(k for _, k in asked) <= 2
+        n = validation.default_count(H0)
+        for seed in range(20):
+            rng = random.Random(seed)
+            shapes = validation.validation_shapes(rng, H0, n, longest)
+            lengths, ks = [L for L, _ in shapes], [k for _, k in shapes]
+            assert len(shapes) == n and len(set(lengths)) == n      # distinct while n ≤ 4H₀+4
+            assert all(1 <= L <= 4 * H0 + 4 and 1 <= k <= min(L, 6) for L, k in shapes)
+            assert longest + 1 in lengths                           # the first unasked length
+            assert any(2 * H0 + 5 <= L <= 4 * H0 + 4 for L in lengths)
+            assert all(ks.count(k) >= 1 for k in validation.FORCED_DISTINCT)
+            assert any(s not in asked for s in shapes)
+            for L, k in shapes:
+                q = validation.validation_query(rng, 2, L, k, be)
+                toks = {tuple(t) for t in q}
+                assert len(q) == L and len(toks) == k and all(abs(x) <= 1000 for t in q for x in t)
+    with pytest.raises(ValueError, match="cannot have 0 distinct tokens"):
+        validation.validation_query(random.Random(0), 2, 1, 0, be)
+
+
+def test_single_head_validation_asks_length_3_and_four_distinct_tokens():
+    """The single head's schedule stops at length 2: every default run asks length 3 and a
+    query with exactly four distinct tokens (4 validation queries, H₀ = 1)."""
+    import random
+    for seed in range(50):
+        shapes = validation.validation_shapes(random.Random(f"validation:{seed}"), 1, 4, 2)
+        assert 3 in [L for L, _ in shapes] and 4 in [k for _, k in shapes]
+        assert all(k >= 2 for L, k in shapes if L == 3)
+
+
+def _switch(model, other, when, backend="exact"):
+    be = ea.get_backend(backend)
+    return lambda tokens: (other if when(tokens) else model)(tokens, be)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_oracle_deviating_only_at_length_3_is_caught_by_the_single_head(seed):
+    h1, h2 = ea.random_multi_head(2, 1, seed=1), ea.random_multi_head(2, 1, seed=2)
+    f = _switch(h1, h2, lambda X: len(X) == 3)
+    bare = learn_single_head(ea.Oracle(f, dim=2, backend="exact"), 2, seed=seed, validate=0)
+    assert ea.same_function(bare.model, h1)                 # the schedule never sees it
+    with pytest.raises(ea.OutOfClass) as e:
+        learn_single_head(ea.Oracle(f, dim=2, backend="exact"), 2, seed=seed)
+    assert e.value.details["length"] == 3
+
+
+@pytest.mark.parametrize("learner", ["single head", "multi-head"])
+def test_an_oracle_deviating_only_with_four_distinct_tokens_is_caught(learner):
+    d, H = (2, 1) if learner == "single head" else (2, 2)
+    m, o = ea.random_multi_head(d, H, seed=1), ea.random_multi_head(d, H, seed=2)
+    f = _switch(m, o, lambda X: len({tuple(t) for t in X}) == 4)
+    for seed in range(3):
+        run = (lambda **kw: learn_single_head(ea.Oracle(f, dim=d, backend="exact"), d,
+                                              seed=seed, **kw)) if H == 1 else \
+              (lambda **kw: learn_multi_head(ea.Oracle(f, dim=d, backend="exact"), d,
+                                             heads=H, seed=seed, **kw))
+        assert ea.same_function(run(validate=0).model, m)
+        with pytest.raises(ea.OutOfClass) as e:
+            run()
+        assert e.value.details["distinct"] == 4
 
 
 def test_planted_schedule_shaped_validation_misses_the_length_oracle(monkeypatch):
-    """Planted bug: validation queries no longer than the schedule's; the oracle that
-    changes beyond the schedule's length is then returned as recovered."""
+    """Planted bug: validation queries of the schedule's own shapes (length ≤ 2H₀ + 1, two
+    distinct tokens); the oracle that changes beyond the schedule's length is then returned
+    as recovered."""
     m, kinds = _kinds(2, 2)
-    monkeypatch.setattr(validation, "validation_length", lambda H0, n: 2 * H0 + 1)
-    res = learn_multi_head(ea.Oracle(kinds["beyond the schedule's length"], dim=2,
-                                     backend="exact"), 2, heads=2, seed=0)
+    f = kinds["beyond the schedule's length"]
+    with pytest.raises(ea.OutOfClass):
+        learn_multi_head(ea.Oracle(f, dim=2, backend="exact"), 2, heads=2, seed=0)
+    monkeypatch.setattr(validation, "validation_shapes",
+                        lambda rng, H0, count, schedule_length=None: [(2 * H0 + 1, 2)] * count)
+    res = learn_multi_head(ea.Oracle(f, dim=2, backend="exact"), 2, heads=2, seed=0)
     assert res.validation_queries == 6 and ea.same_function(res.model, m)
 
 
@@ -316,8 +392,10 @@ def test_a_silent_oracle_is_a_named_timeout():
 def test_an_error_inside_a_timed_oracle_is_its_own():
     def broken(tokens):
         raise ZeroDivisionError("inside the oracle")
-    with pytest.raises(ZeroDivisionError, match="inside the oracle"):
+    with pytest.raises(ea.OracleError, match="ZeroDivisionError.*inside the oracle") as e:
         ea.Oracle(broken, dim=1, backend="exact", timeout=5)([[1]])
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert e.value.details == {"query_index": 0, "error": "ZeroDivisionError"}
 
 
 # ---------------------------------------------------------------------- silent nonsense

@@ -262,4 +262,4 @@ def test_cli_noise_table_and_bad_arguments(capsys, monkeypatch):
     assert main(["noise", "single-head", "--dim", "2", "--mode", "worst-case"]) == 2
     monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
     assert main(["noise", "single-head", "--dim", "2", "--plot", "x.png"]) == 2
-    assert "exactattn[plots]" in capsys.readouterr().err
+    assert 'pip install ".[plots]"' in capsys.readouterr().err

@@ -128,8 +128,9 @@ def test_plain_callable_on_exact_gives_field_elements():
     # a callable that answers with an ExpElement passes it through
     e = ea.arith.exp_rational(Fraction(1, 3))
     assert Oracle(lambda t: e, dim=2)([[1, 1]]) is e
-    with pytest.raises(TypeError, match="oracle answer.*ExpElement.*backend='float'"):
+    with pytest.raises(ea.OracleError, match="oracle answer.*ExpElement.*backend='float'") as e:
         Oracle(lambda t: 0.5, dim=2, backend="exact")([[1, 1]])
+    assert e.value.reason == "oracle-error" and isinstance(e.value.__cause__, TypeError)
 
 
 def test_plain_callable_first_bad_query_does_not_fix_dim():
@@ -250,3 +251,57 @@ def test_oracle_constructor_errors(model):
         Oracle(lambda t: 1, dim=0)
     o = Oracle(model.heads[0])
     assert o.dim == 3 and o([[1, 0, 0]]) == model.heads[0]([[1, 0, 0]])
+
+
+# ---------------------------------------------------------------------- a failing oracle
+@pytest.mark.parametrize("exc", [RuntimeError("device lost"), ZeroDivisionError("1/0")])
+def test_an_oracle_that_raises_is_a_named_oracle_error(exc):
+    def broken(tokens):
+        if len(tokens) > 1:
+            raise exc
+        return 1
+    o = Oracle(broken, dim=2, backend="exact")
+    assert o([[1, 2]]) == 1
+    with pytest.raises(ea.OracleError) as e:
+        o([[1, 2], [3, 4]])
+    assert e.value.reason == "oracle-error" and e.value.__cause__ is exc
+    assert e.value.details == {"query_index": 1, "error": type(exc).__name__}
+    assert o.queries == 1                         # the failed query is not counted
+    # through a learner: the named failure, not the bare exception
+    with pytest.raises(ea.OracleError):
+        ea.learn_single_head(Oracle(broken, dim=2, backend="exact"), 2)
+
+
+def test_the_librarys_own_failures_and_ctrl_c_pass_as_they_are():
+    def interrupted(tokens):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        Oracle(interrupted, dim=1, backend="exact")([[1]])
+
+    def named(tokens):
+        raise ea.OutOfClass("planted", index=0)
+    with pytest.raises(ea.OutOfClass):
+        Oracle(named, dim=1, backend="exact")([[1]])
+
+
+def test_a_raising_probe_is_an_oracle_error():
+    def broken(tokens):
+        raise RuntimeError("no answer")
+    with pytest.raises(ea.OracleError, match="probe"):
+        Oracle(broken, dim=2).decide()
+
+
+def test_a_model_oracle_times_out_too(monkeypatch):
+    """The timeout fires for model oracles (the elapsed time is checked after each answer):
+    a planted clock makes every model answer take 10 s."""
+    import time
+    m = ea.random_multi_head(2, 1, seed=1)
+    o = Oracle(m, timeout=1)
+    assert o([[1, 2]]) is not None and o.queries == 1      # a timeout that is met
+    ticks = iter(range(0, 10 ** 6, 10))
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks))
+    with pytest.raises(ea.OracleTimeout) as e:
+        o([[1, 2], [2, 1]])
+    assert e.value.details["query_index"] == 1 and o.queries == 1
+    with pytest.raises(ea.OracleTimeout):
+        ea.learn_multi_head(Oracle(m, timeout=1), 2, heads=1, seed=0)

@@ -64,7 +64,8 @@ def test_a_crashing_claim_fails_with_its_error():
 # ------------------------------------------------------------------ claims without learners
 @pytest.fixture(scope="module")
 def rational_cert():
-    verdict = get_claim("P2-rational").run({"H": [1, 2], "d": 2})
+    # its real quick sizes: the checker rejects a certificate whose params are not its label's
+    verdict = get_claim("P2-rational").run(get_claim("P2-rational").params(True))
     assert verdict.holds, verdict.details
     cert = verdict.certificate
     cert["size"], cert["holds"] = "quick", True
@@ -231,3 +232,75 @@ def test_check_table_has_one_line_per_claim(capsys):
     rows = [ln.split() for ln in lines if ln.startswith(("ok ", "FAIL ", "partial "))]
     assert [r[:2] for r in rows] == [["ok", "P2-rational"], ["ok", "P1-P7.1"]]
     assert lines[-1].startswith("2/2 claims hold")
+
+
+# ------------------------------------------------------------------ P2-count: checks that can fail
+_SMALL = {"d": [1, 2], "H": [1], "d,H extra": [[6, 1]], "enumerated d,H0": [8, 2]}
+
+
+def test_p2_count_fails_for_a_learner_asking_one_extra_query_at_d6(monkeypatch):
+    """Planted bug: the learner asks one query more than its schedule when d ≥ 6 (outside the
+    old grid d ≤ 5): the run at d = 6 must make P2-count FAIL."""
+    needs_multi_head()
+    import exactattn.learners.multi_head as M
+    from proofs_checks import p2_count
+    real = M.learn_multi_head
+
+    def planted(oracle, dim, *a, **kw):
+        res = real(oracle, dim, *a, **kw)
+        if dim >= 6:
+            oracle([[1] * dim])
+        return res
+    monkeypatch.setattr(M, "learn_multi_head", planted)
+    verdict = p2_count.CLAIM.run(dict(_SMALL))
+    assert not verdict.holds
+    assert any("FAILED" in x and "d=6" in x for x in verdict.details), verdict.details
+
+
+def test_p2_count_fails_when_the_schedule_object_asks_one_more_query_at_d7(monkeypatch):
+    """Planted bug in the Schedule object beyond every learner run (d = 7): the enumeration of
+    d ≤ 8 sees it."""
+    needs_multi_head()
+    import exactattn.learners.p2.schedule as S
+    from proofs_checks import p2_count
+    real = S.Schedule.queries
+
+    def planted(self):
+        yield from real(self)
+        if self.d == 7:
+            yield [list(self.X[0])]
+    monkeypatch.setattr(S.Schedule, "queries", planted)
+    verdict = p2_count.CLAIM.run(dict(_SMALL))
+    assert any("FAILED" in x and "d=7 H0=1" in x for x in verdict.details), verdict.details
+
+
+def test_p2_count_checker_rederives_the_enumeration_and_refuses_a_fit_that_cannot_fail():
+    needs_multi_head()
+    from proofs_checks.checker import count as ccount
+    cert = json.loads(json.dumps(run_claim(get_claim("P2-count")).verdict.certificate))
+    verify.verify(json.loads(json.dumps(cert)))
+    der = next(c for c in cert["checks"] if c["kind"] == "count-derivation")
+    forged = json.loads(json.dumps(der))
+    forged["enumerated"]["counts"][5 * 3 + 1][2] += 1        # d = 6, H0 = 2: one query more
+    with pytest.raises(verify.Rejected, match="enumerated schedule 16"):
+        ccount.check_count_derivation(forged, cert["checks"])
+    forged = json.loads(json.dumps(der))
+    forged["enumerated"]["counts"].pop()
+    with pytest.raises(verify.Rejected, match="every d ≤ 40"):
+        ccount.check_count_derivation(forged, cert["checks"])
+    fit = next(c for c in cert["checks"] if c["kind"] == "count-fit" and c["quantity"] == "queries")
+    assert len(fit["points"]) > 9
+    exact = json.loads(json.dumps(fit))
+    exact["points"] = [p for p in exact["points"] if p[0] <= 3]   # 9 points, 9 monomials
+    assert len(exact["points"]) == 9
+    with pytest.raises(verify.Rejected, match="cannot fail"):
+        ccount.check_count_fit(exact, cert["checks"])
+
+
+def test_p2_count_certificate_with_an_extra_query_at_d6_is_rejected():
+    needs_multi_head()
+    cert = json.loads(json.dumps(run_claim(get_claim("P2-count")).verdict.certificate))
+    run = next(c for c in cert["checks"] if c["kind"] == "run" and c["dim"] == 6)
+    run["transcript"].append(json.loads(json.dumps(run["transcript"][0])))
+    with pytest.raises(verify.Rejected, match="rebuilt from the recorded vectors"):
+        verify.verify(cert)

@@ -17,18 +17,19 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 # ------------------------------------------------------------------ the quick certificates
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """`exactattn check --quick` once: its exit code and every certificate it wrote.  With
-    EXACTATTN_QUICK_CERTS=DIR the certificates of a quick check that already passed (exit 0)
-    are read from DIR instead (tools/mutation.py runs the check itself just before)."""
+def quick(request):
+    """`exactattn check --quick` once (the session's run, conftest ``quick_check``): its exit
+    code and every certificate it wrote.  With EXACTATTN_QUICK_CERTS=DIR the certificates of
+    a quick check that already passed (exit 0) are read from DIR instead (tools/mutation.py
+    runs the check itself just before)."""
     import os
     from pathlib import Path
     given = os.environ.get("EXACTATTN_QUICK_CERTS")
     if given:
         out, code = Path(given), 0
     else:
-        out = tmp_path_factory.mktemp("certs")
-        code = main(["check", "--quick", "--json", "--quiet", "--out", str(out)])
+        proc, cwd = request.getfixturevalue("quick_check")
+        out, code = cwd / "certificates", proc.returncode
     certs = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in out.glob("*.json")}
     return code, certs, out
 
@@ -226,13 +227,28 @@ def test_every_certificate_kind_rejects_tampered_digits(quick, claim, samples):
 
 
 # ------------------------------------------------------------------ statuses
-def test_missing_optional_dependency_is_partial_and_check_exits_nonzero(monkeypatch, capsys):
+def test_missing_cvxpy_skips_only_the_optional_baseline(monkeypatch, capsys):
+    """Without cvxpy (a base install) P1-T5.1's float baseline is skipped with a note that says
+    how to install it; the claim's exact content still holds, so it is ``ok`` and check
+    exits 0."""
     import exactattn.learners.p1.cs_baseline as cs
     from proofs_checks import get_claim, run_claim
+    from proofs_checks.p1_t51 import BASELINE_SKIPPED
 
     def no_cvxpy():
         raise ImportError("cvxpy is not installed")
     monkeypatch.setattr(cs, "require_cvxpy", no_cvxpy)
+    out = run_claim(get_claim("P1-T5.1"), quick=True)
+    assert out.status == "ok" and not out.verdict.unchecked
+    assert BASELINE_SKIPPED in out.verdict.notes and 'pip install ".[cvx]"' in BASELINE_SKIPPED
+    assert not any("baseline" in line for line in out.verdict.details)   # nothing ran of it
+    assert main(["check", "P1-T5.1", "--quick", "--no-out", "--quiet"]) == 0
+
+
+def test_a_part_not_checked_is_partial_and_check_exits_nonzero(monkeypatch, capsys):
+    import proofs_checks.p1_t51 as t51
+    from proofs_checks import get_claim, run_claim
+    monkeypatch.setattr(t51, "_cs_baseline", lambda verdict, *args: verdict.skip("left out"))
     out = run_claim(get_claim("P1-T5.1"), quick=True)
     assert out.verdict.holds and out.status == "partial"
     assert main(["check", "P1-T5.1", "--quick", "--no-out", "--quiet"]) == 1

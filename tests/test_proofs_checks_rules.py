@@ -266,7 +266,8 @@ def test_count_derivation_rejects_a_forged_structure():
     forged = json.loads(json.dumps(STRUCTURE))
     forged["blocks"][2]["loops"][1][1] = 2
     rec = {"kind": "count-derivation", "formula": "multi-head", "structure": forged,
-           "count": [[0, 0, "1"], [0, 1, "-2"], [2, 1, "4"]], "max_length": [[0, 0, "1"], [0, 1, "2"]]}
+           "count": [[0, 0, "1"], [0, 1, "-2"], [2, 1, "4"]], "max_length": [[0, 0, "1"], [0, 1, "2"]],
+           "enumerated": {"d": 1, "H0": 1, "counts": [[1, 1, 3, 3]]}}
     with pytest.raises(Rejected, match="not the schedule"):
         count.check_count_derivation(rec)
 

@@ -8,8 +8,10 @@ exists."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -121,14 +123,27 @@ def _workdir(tmp_path: Path) -> Path:
 _RUN = set()   # commands already run by an earlier page (each distinct command runs once)
 
 
+#: commands a session fixture of tests/conftest.py runs exactly as shown (once per session,
+#: shared with the tests that read their output): command → fixture
+SESSION_RUN = {"exactattn check --quick": "quick_check"}
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_every_command_and_example_shown_succeeds(page, tmp_path):
+def test_every_command_and_example_shown_succeeds(page, tmp_path, request):
     """The page's shell commands, in order, then its Python examples in the same directory
     (an example may read a file a command wrote, as a reader following the page would)."""
     cwd = _workdir(tmp_path)
     for line in shell_commands(page):
         cmd = _bare(line)
         if cmd in NOT_RUN:
+            continue
+        if cmd in SESSION_RUN:       # run once per session, as shown; its files copied here
+            proc, where = request.getfixturevalue(SESSION_RUN[cmd])
+            assert proc.returncode == 0, f"{page.name}: `{line}` exited {proc.returncode}\n" \
+                                         f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            shutil.copytree(where, cwd, dirs_exist_ok=True)
+            _RUN.add(cmd)
             continue
         if cmd in _RUN and cmd.startswith("exactattn ") and ">" not in cmd and "--save" not in cmd:
             continue     # shown on an earlier page too, and nothing after it reads its files
@@ -137,13 +152,50 @@ def test_every_command_and_example_shown_succeeds(page, tmp_path):
         assert proc.returncode == 0, f"{page.name}: `{line}` exited {proc.returncode}\n" \
                                      f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         _RUN.add(cmd)
+    skipped = []
     for code in blocks(page, "python"):
+        missing = missing_modules(code)
+        if missing:
+            skipped.append(missing)
+            continue
         proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(),
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"{page.name}:\n{code}\n{proc.stderr[-3000:]}"
         expected = expected_outputs(code)
         if expected is not None:
             assert proc.stdout.splitlines() == expected, code
+    if skipped:
+        pytest.skip(f"{page.name}: every other block ran; {len(skipped)} Python block(s) need "
+                    f"{', '.join(sorted({m for ms in skipped for m in ms}))}, not installed "
+                    f"(an extra: pip install \".[torch]\" from a clone)")
+
+
+#: optional packages a page's Python block may import (an extra each)
+OPTIONAL_MODULES = ("torch",)
+
+
+def missing_modules(code: str) -> list:
+    """The optional modules (:data:`OPTIONAL_MODULES`) that `code` imports and this
+    environment lacks: such a block is skipped, with the reason, instead of failing."""
+    tree = ast.parse(code)
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+             for a in n.names}
+    names |= {(n.module or "").split(".")[0] for n in ast.walk(tree)
+              if isinstance(n, ast.ImportFrom) and not n.level}
+    return [m for m in OPTIONAL_MODULES
+            if m in names and importlib.util.find_spec(m) is None]
+
+
+def test_a_block_importing_an_absent_optional_module_is_skipped(monkeypatch):
+    """The skip applies only where the module is really missing, and only to blocks that
+    import it."""
+    code = "import torch\nprint(torch.__version__)\n"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert missing_modules(code) == ["torch"]
+    assert missing_modules("from torch import nn\n") == ["torch"]
+    assert missing_modules("import exactattn as ea\n") == []
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    assert missing_modules(code) == []
 
 
 def test_commands_not_run_are_shown_and_parse():
@@ -169,6 +221,7 @@ def expected_outputs(code: str):
     return [re.split(r"\s{2,}", line.split("# → ", 1)[1])[0].strip() for line in stated]
 
 
+@pytest.mark.slow
 def test_a_wrong_expected_output_is_caught():
     """A check that cannot fail is a defect: a README claim changed to a false one fails."""
     code = blocks(README, "python")[0].replace("# → 69 5", "# → 70 5", 1)
@@ -279,6 +332,7 @@ def floor_rows(text):
             for m in map(_FLOOR_ROW.match, text.splitlines()) if m]
 
 
+@pytest.mark.slow
 def test_the_floor_table_is_what_the_learners_measure():
     """Every row of the README's table: the floor, and the counts of certified exact P2 and
     economy runs (the README shows the ratio to the floor that they measure)."""

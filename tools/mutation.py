@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -177,6 +177,13 @@ MUTANTS = [
      [(C + "economy_prob1.py", "    require(seed not in seen,", "    require(True or seed not in seen,")]),
     ("M48", "checker: economy-prob1 counts its runs without checking them",
      [(C + "economy_prob1.py", "        check_run(run)\n", "        pass\n")]),
+    # --- the answer-fibre checker (claim unique)
+    ("M49", "checker: a fibre node's children not compared with the labelling enumeration",
+     [(C + "fibre.py", "require(len(kids) == len(expected),",
+       "require(True or len(kids) == len(expected),")]),
+    ("M50", "checker: a fibre witness 0 = c accepted without c ≠ 0",
+     [(C + "fibre.py", "require(c != 0, f\"{where}: the combination reads 0 = 0",
+       "require(True or c != 0, f\"{where}: the combination reads 0 = 0")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -5,21 +5,55 @@ from __future__ import annotations
 import json
 
 
-def int_at_least(low: int):
-    """An argparse type: an integer ≥ low, with a one-line reason otherwise."""
+#: upper limits of the size arguments (docs/honesty.md, "Hostile input"): beyond them a run
+#: does not end in reasonable time or memory on one machine, so they are refused up front
+MAX_DIM = 64
+MAX_HEADS = 64
+MAX_HIDDEN = 64
+MAX_DPS = 10000
+MAX_EXTRA_QUERIES = 10000      # --holdout, --validate
+MAX_BOX = 10 ** 9
+#: the largest model or spec file read (bytes)
+MAX_FILE_BYTES = 16 * 2 ** 20
+
+
+def strict_int(text: str) -> int:
+    """ASCII digits with an optional sign ("12", "-3"); no spaces, underscores or other
+    digits (``int()`` alone accepts "1_000" and "١٢")."""
+    import re
+    if not isinstance(text, str) or not re.fullmatch(r"[+-]?[0-9]+", text) or len(text) > 30:
+        raise ValueError(f"{text!r} is not an integer")
+    return int(text)
+
+
+def int_at_least(low: int, high: int | None = None):
+    """An argparse type: an integer in low … high (high None: no upper limit), with a
+    one-line reason otherwise."""
     def parse(text: str) -> int:
         import argparse
         try:
-            n = int(text)
+            n = strict_int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer (ASCII digits, "
+                                             f"at most 30)") from None
         if n < low:
             raise argparse.ArgumentTypeError(f"{text} must be ≥ {low}")
+        if high is not None and n > high:
+            raise argparse.ArgumentTypeError(f"{text} is above the limit {high}: larger runs do "
+                                             f"not finish on one machine; use at most {high}")
         return n
     return parse
 
 
+def int_in(low: int, high: int):
+    """:func:`int_at_least` with an upper limit."""
+    return int_at_least(low, high)
+
+
 positive_int = int_at_least(1)
+dim_int = int_in(1, MAX_DIM)
+seed_int = int_at_least(-10 ** 30, 10 ** 30)
+heads_int = int_in(1, MAX_HEADS)
 
 #: the mp backend's least dps (``exactattn.arith.mp.MIN_DPS``, checked equal by a test), kept
 #: here so that building the parser (``--help``, ``--version``) imports no backend
@@ -63,32 +97,67 @@ def int_range(text: str):
     try:
         if "-" in text:
             a, b = text.split("-", 1)
-            a, b = int(a), int(b)
+            a, b = strict_int(a), strict_int(b)
         else:
-            a = b = int(text)
+            a = b = strict_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a range like 1-4") from None
     if a < 1 or b < a:
         raise argparse.ArgumentTypeError(f"{text!r}: need 1 ≤ A ≤ B")
+    if b > MAX_DIM:
+        raise argparse.ArgumentTypeError(f"{text!r}: {b} is above the limit {MAX_DIM}; use "
+                                         f"at most {MAX_DIM}")
     return range(a, b + 1)
 
 
 def add_backend_args(p, default="exact"):
     p.add_argument("--backend", choices=["exact", "mp", "float"], default=default,
                    help="arithmetic backend (default %(default)s)")
-    p.add_argument("--dps", type=int_at_least(MIN_DPS), default=None,
+    p.add_argument("--dps", type=int_in(MIN_DPS, MAX_DPS), default=None,
                    help=f"decimal digits for the mp backend (default 50, at least {MIN_DPS})")
+
+
+def read_text(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a regular file of at most ``limit`` bytes (UTF-8); a FIFO, a device, a
+    directory, a larger or a binary file is refused before it is read (UsageError, exit 2)."""
+    import os
+    import stat
+    from .main import UsageError
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise UsageError(f"{what} file {path!r} not found") from None
+    except OSError as e:
+        raise UsageError(f"{what} file {path!r} cannot be opened ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{what} file {path!r} is not a regular file (a FIFO, device or "
+                             f"directory); give a file")
+        if st.st_size > limit:
+            raise UsageError(f"{what} file {path!r} has {st.st_size} bytes, above the limit "
+                             f"of {limit} ({limit // 2 ** 20} MiB); give a smaller file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UsageError(f"{what} file {path!r} is above the limit of {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{what} file {path!r} is not UTF-8 text") from None
 
 
 def read_json(path: str, what: str):
     from .main import UsageError
+    text = read_text(path, what)
     try:
-        with open(path) as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"{what} file {path!r} not found") from None
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise UsageError(f"{what} file {path!r} is not valid JSON ({e})") from None
+    except RecursionError:
+        raise UsageError(f"{what} file {path!r} is nested too deeply to be a {what}") from None
 
 
 def dump(obj) -> str:

@@ -24,7 +24,7 @@ def register(sub):
 
 
 def _tokens(data, be):
-    from ..arith.numbers import parse_rational
+    from ..models.attention import strict_rational as parse_rational
     if not isinstance(data, list) or not all(isinstance(t, list) for t in data):
         raise ValueError("query JSON must be a list of token vectors (a list of lists)")
     out = []

@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_backend_args, dump, nonnegative_int, output_file, path_arg, positive_int
+from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS, add_backend_args, dim_int,
+                      dump, heads_int, int_in, output_file, path_arg, positive_int, seed_int)
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
@@ -30,14 +31,14 @@ def register(sub):
     p.add_argument("variant", choices=VARIANTS,
                    help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (docs/design.md §4.2), "
                         "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1)")
-    p.add_argument("--dim", type=positive_int, default=None,
+    p.add_argument("--dim", type=dim_int, default=None,
                    help="token dimension d (required unless --model gives it)")
-    p.add_argument("--heads", type=positive_int, default=None,
+    p.add_argument("--heads", type=heads_int, default=None,
                    help="number of heads of the random model (default 1); with --model, the "
                         "number told to the learner (default: the model's canonical heads)")
-    p.add_argument("--heads-bound", type=positive_int, default=None,
+    p.add_argument("--heads-bound", type=heads_int, default=None,
                    help="multi-head: tell the learner only H0 ≥ H")
-    p.add_argument("--rank", type=nonnegative_int, default=None,
+    p.add_argument("--rank", type=int_in(0, MAX_DIM), default=None,
                    help="low-rank: rank R of W = Q Kᵀ (required for low-rank); multi-head: "
                         "every random head of rank R, learned by the low-rank schedule (told "
                         "R unless --reveal-rank)")
@@ -45,26 +46,26 @@ def register(sub):
                    help="multi-head: p2 (the published schedule, default), economy (H known), "
                         "adaptive (H* read under --heads-bound), low-rank (rank revealed "
                         "unless --rank is told); beyond P2: docs/design.md §10")
-    p.add_argument("--rank-bound", type=nonnegative_int, default=None,
+    p.add_argument("--rank-bound", type=int_in(0, MAX_DIM), default=None,
                    help="low-rank: tell the learner only R0 ≥ R (the rank is revealed)")
     p.add_argument("--reveal-rank", action="store_true",
                    help="low-rank: tell the learner nothing about the rank (it is revealed)")
-    p.add_argument("--holdout", type=nonnegative_int, default=None,
+    p.add_argument("--holdout", type=int_in(0, MAX_EXTRA_QUERIES), default=None,
                    help="single-head: extra random length-2 validation queries the result must "
                         "answer, counted apart from the schedule (default 0)")
-    p.add_argument("--hidden", type=positive_int, default=None,
+    p.add_argument("--hidden", type=int_in(1, MAX_HIDDEN), default=None,
                    help="transformer: hidden width K of the random FFN (default 2), told to "
                         "the learner as a bound")
     p.add_argument("--method", choices=("p1", "p2"), default=None,
                    help="transformer: p2 (P2 extension, default) or p1 (P1 reduction, one head)")
     add_backend_args(p)
-    p.add_argument("--oracle-digits", type=positive_int, default=None,
+    p.add_argument("--oracle-digits", type=int_in(1, MAX_DPS), default=None,
                    help="mp/float: the oracle's precision, 10^-N per answer (its answers are "
                         "rounded to N+1 significant digits); inferred when not given")
     p.add_argument("--accuracy", type=_positive_number, default=None,
                    help="mp/float: recovered only if the error bar is below this "
                         "(default 1e-6)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the model and the learner")
     p.add_argument("--model", default=None, metavar="FILE", type=path_arg("file"),
                    help="learn the model in FILE (model JSON) instead of a random one")
     p.add_argument("--save", default=None, metavar="FILE", type=output_file("file"),
@@ -76,11 +77,19 @@ def register(sub):
                         "'python -m proofs_checks.verify FILE' checks")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.add_argument("--force", action="store_true",
-                   help="multi-head: run even when the cost estimate is above the budget")
-    p.add_argument("--validate", type=nonnegative_int, default=None, metavar="N",
-                   help="validation queries after the schedule, of shapes it never uses (3 "
-                        "distinct tokens, longer than any schedule query), counted apart "
+                   help="run even when the cost estimate (multi-head) or the size of the "
+                        "run is above its limit")
+    p.add_argument("--validate", type=int_in(0, MAX_EXTRA_QUERIES), default=None, metavar="N",
+                   help="validation queries after the schedule, of random shapes (lengths up "
+                        "to 4H0+4, up to 6 distinct tokens), counted apart "
                         "(default 2H0+2; 0: the bare schedule)")
+    p.add_argument("--certify-unique", action="store_true",
+                   help="multi-head, exact, P2 schedule: compute the answer fibre (every model "
+                        "with ≤ H0 heads giving these answers) and ask extra copy-count "
+                        "families until it is one model; the extra queries are counted apart "
+                        "(docs/design.md §11)")
+    p.add_argument("--unique-families", type=positive_int, default=None, metavar="N",
+                   help="with --certify-unique: at most N extra families (default 8)")
     p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="per-query timeout of the oracle: a query not answered in time is the "
                         "named failure oracle-timeout")
@@ -115,6 +124,11 @@ def _check_args(a):
     """Combinations argparse cannot see; ValueError → exit status 2."""
     if a.dim is None:
         raise ValueError("give --dim D (or --model FILE)")
+    if a.dim > MAX_DIM:             # a model file's dimension (--dim is bounded by argparse)
+        raise ValueError(f"dimension {a.dim} is above the limit {MAX_DIM} of exactattn learn: "
+                         f"larger runs do not finish on one machine")
+    if a.heads is not None and a.heads > MAX_HEADS:
+        raise ValueError(f"{a.heads} heads is above the limit {MAX_HEADS} of exactattn learn")
     if a.heads is None:
         a.heads = 1
     if a.backend == "exact" and (a.oracle_digits is not None or a.accuracy is not None):
@@ -149,6 +163,13 @@ def _check_args(a):
     if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
         raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
                          "low-rank")
+    if (a.certify_unique or a.unique_families is not None) and (
+            a.variant != "multi-head" or a.backend != "exact" or
+            a.schedule not in (None, "p2")):
+        raise ValueError("--certify-unique applies to multi-head on the exact backend with the "
+                         "P2 schedule")
+    if a.unique_families is not None and not a.certify_unique:
+        raise ValueError("--unique-families needs --certify-unique")
     if a.holdout is not None and a.variant != "single-head":
         raise ValueError("--holdout applies to single-head only")
     if low:
@@ -163,6 +184,41 @@ def _check_args(a):
         if a.heads != 1:
             raise ValueError("low-rank learns a single head (multi-head low rank is not "
                              "covered yet); drop --heads")
+
+
+#: the largest run exactattn learn starts without --force, in units of one scalar operation
+#: of a model evaluation: queries × length × (H·d² + K·d) (about a minute on the reference
+#: machine: d = 64, H = 1 is 2·10⁸ units and takes 14 s)
+MAX_WORK = 4 * 10 ** 8
+
+
+def _work(a) -> int:
+    """A rough size of the run (:data:`MAX_WORK`): every learner's queries are bounded by its
+    formula (P1 d² + d, low rank with its rank revealed ≤ d² + 3d + 1, P2 and the schedules
+    beyond it ≤ 4H₀d² + 1, the Transformer about twice that), of length ≤ 2H₀ + 1."""
+    d, H = a.dim, a.heads or 1
+    H0 = a.heads_bound or H
+    K = (a.hidden or 2) if a.variant == "transformer" else 0
+    if a.variant == "single-head":
+        queries, length = d * d + d + (a.holdout or 0), 2
+    elif a.variant == "low-rank":
+        queries, length = 8 * (d * d + 3 * d + 1), 2      # its certification costs more
+    else:
+        queries, length = 4 * H0 * d * d + 1, 2 * H0 + 1
+        if a.variant == "transformer":
+            queries *= 400          # its FFN kinks: measured 5 s at d = K = 8, minutes at 16
+    n_valid = 2 * H0 + 2 if a.validate is None else a.validate
+    queries += n_valid * 2          # validation queries are up to twice as long
+    return queries * length * (H * d * d + K * d)
+
+
+def _check_work(a):
+    work = _work(a)
+    if work > MAX_WORK and not a.force:
+        raise ValueError(f"learn {a.variant} at d={a.dim}, H={a.heads}"
+                         f"{f', K={a.hidden}' if a.hidden else ''} is about {work:.1e} "
+                         f"operations, above the limit {MAX_WORK:.0e} (minutes to hours); "
+                         f"use smaller sizes, or --force to run it anyway")
 
 
 def _user_model(a):
@@ -239,6 +295,9 @@ def _learn(a, oracle, progress=None):
     except ImportError as e:
         raise _Unavailable(f"the multi-head learner is not available: {e}") from None
     be["force"] = a.force
+    if a.certify_unique:
+        be["certify_unique"] = True
+        be["unique_families"] = a.unique_families
     if a.schedule is not None:
         be["schedule"] = a.schedule
         if a.schedule == "low-rank" and not a.reveal_rank:
@@ -261,6 +320,7 @@ def run(a):
     from ..presentation.progress import Progress
     user = _user_model(a) if a.model else None
     _check_args(a)
+    _check_work(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
     model = user if user is not None else _model(a)
     noise = None
@@ -306,6 +366,9 @@ def run(a):
                max_error=_number(err), max_error_text=_text(err), tolerance=_number(tol),
                certified=bool(result.certificate), notes=list(result.notes),
                seconds=round(seconds, 6))
+    if getattr(result, "uniqueness", None) is not None:
+        out["unique_queries"] = result.unique_queries
+        out["certified_unique"] = True
     if result.algorithm == "multi-head-low-rank":
         out["ranks"] = result.extra.get("ranks")
     if result.algorithm == "low-rank":
@@ -323,12 +386,9 @@ def run(a):
 
 
 def _write_certificate(path, result, model):
-    """The run's identifiability certificate (docs/design.md §8), written to `path`."""
-    import json
-    from proofs_checks.common import run_certificate
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(run_certificate(result, model), f, ensure_ascii=False)
-        f.write("\n")
+    """The run's identifiability certificate (docs/design.md §8), written to `path`
+    (:meth:`~exactattn.LearnResult.write_certificate`, the same file from Python)."""
+    result.write_certificate(path, model)
     return path
 
 
@@ -388,6 +448,8 @@ def _summary(o):
     counts += f", max length {o['max_length']}"
     if o["expected_max_length"] is not None:
         counts += f" (expected {o['expected_max_length']})"
+    if o.get("certified_unique"):
+        counts += f"; + {o['unique_queries']} queries to certify uniqueness"
     counts += f"; + {o['validation_queries']} validation queries (counted apart)"
     how = "exact canonical equality" if o["backend"] == "exact" else _inexact_how(o)
     model = f"d={o['dim']}, H={o['heads']}"

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from ._common import positive_int
+from ._common import dim_int, heads_int, positive_int, seed_int
 
 
 def register(sub):
@@ -22,10 +22,10 @@ def register(sub):
                        description=__doc__.split("\n\n")[0])
     msub = p.add_subparsers(dest="model_command", parser_class=type(p))
     r = msub.add_parser("random", help="a seeded random multi-head model as JSON")
-    r.add_argument("--dim", type=positive_int, required=True)
-    r.add_argument("--heads", type=positive_int, default=1,
+    r.add_argument("--dim", type=dim_int, required=True)
+    r.add_argument("--heads", type=heads_int, default=1,
                    help="number of heads H ≥ 1 (default 1)")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=seed_int, default=0)
     r.add_argument("--real", action="store_true",
                    help="Gaussian real entries (mp/float only) instead of rationals")
     r.set_defaults(func=run_random)
@@ -152,7 +152,7 @@ def run_compare(args):
 
 def parse_readout(text: str):
     """"1,0,-1/2" → rationals; "eK" → None, K (the unit vector, built once E is known)."""
-    from ..arith.numbers import parse_rational
+    from ..models.attention import strict_rational as parse_rational
     t = text.strip()
     if t[:1] in "eE" and t[1:].isdigit():
         return None, int(t[1:])

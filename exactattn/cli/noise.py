@@ -148,7 +148,8 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ValueError("--plot needs matplotlib: pip install 'exactattn[plots]'") from None
+        raise ValueError("--plot needs matplotlib: pip install \".[plots]\" from a clone of "
+                         "exactattn (or pip install matplotlib)") from None
     return plt
 
 

@@ -16,29 +16,51 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import positive_int
+from ._common import MAX_BOX, MAX_DIM, MAX_DPS, MAX_HEADS, int_in, positive_int, strict_int
+
+#: the most values one list flag (--dim 1-64, --model-seed ...) may expand to
+MAX_LIST = 10000
+
+
+def _workers(text: str) -> int:
+    """--workers: 1 … 4 × the cores of this machine."""
+    import os
+    return int_in(1, 4 * (os.cpu_count() or 1))(text)
 
 DEFAULT_STORE = "sweep.sqlite"
 
 
-def int_list(text: str) -> list:
-    """'2,3' or '1-4' or '10,100,1000' → a list of integers."""
+def int_list(text: str, high: int | None = None) -> list:
+    """'2,3' or '1-4' or '10,100,1000' → a list of integers (at most :data:`MAX_LIST`, each
+    at most ``high`` when given)."""
     import argparse
     out = []
     for part in text.split(","):
         part = part.strip()
         try:
             if "-" in part[1:]:
-                a, b = part.split("-", 1)
-                a, b = int(a), int(b)
+                a, b = part[0] + part[1:].split("-", 1)[0], part[1:].split("-", 1)[1]
+                a, b = strict_int(a), strict_int(b)
                 if b < a:
                     raise ValueError
+                if b - a + 1 + len(out) > MAX_LIST:
+                    raise argparse.ArgumentTypeError(f"{text!r} has more than {MAX_LIST} "
+                                                     f"values; give a shorter list")
                 out += list(range(a, b + 1))
             else:
-                out.append(int(part))
+                out.append(strict_int(part))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a list like 2,3 or 1-4") from None
+        if len(out) > MAX_LIST:
+            raise argparse.ArgumentTypeError(f"{text!r} has more than {MAX_LIST} values")
+    if high is not None and out and max(out) > high:
+        raise argparse.ArgumentTypeError(f"{text!r}: {max(out)} is above the limit {high}; "
+                                         f"use at most {high}")
     return out
+
+
+def _bounded_list(high):
+    return lambda text: int_list(text, high)
 
 
 def pair_list(text: str) -> list:
@@ -61,31 +83,32 @@ def register(sub):
     g = p.add_argument_group("grid (instead of a spec file)")
     g.add_argument("--learner", choices=("multi-head", "single-head", "low-rank"),
                    default=None, help="learner (default multi-head)")
-    g.add_argument("--dim", type=int_list, help="dimensions d, e.g. 2,3 or 1-4")
-    g.add_argument("--heads", type=int_list, help="numbers of heads H")
+    g.add_argument("--dim", type=_bounded_list(MAX_DIM), help="dimensions d, e.g. 2,3 or 1-4")
+    g.add_argument("--heads", type=_bounded_list(MAX_HEADS), help="numbers of heads H")
     g.add_argument("--dim-heads", type=pair_list, help="zipped (d, H) pairs, e.g. 2:2,2:3,3:3")
-    g.add_argument("--heads-bound", type=int_list, help="H0 told to the learner instead of H "
+    g.add_argument("--heads-bound", type=_bounded_list(MAX_HEADS), help="H0 told to the learner instead of H "
                    "(grid points with H0 < H are skipped)")
-    g.add_argument("--rank", type=int_list, help="low-rank: ranks r")
-    g.add_argument("--box", type=int_list, help="exact query entries from {−box … box}")
+    g.add_argument("--rank", type=_bounded_list(MAX_DIM), help="low-rank: ranks r")
+    g.add_argument("--box", type=_bounded_list(MAX_BOX), help="exact query entries from {−box … box}")
     g.add_argument("--backend", choices=("exact", "mp", "float"), default=None)
-    g.add_argument("--dps", type=positive_int, default=None, help="digits for mp")
+    g.add_argument("--dps", type=int_in(1, MAX_DPS), default=None, help="digits for mp")
     g.add_argument("--schedule", default=None, help="multi-head schedule (default p2)")
     g.add_argument("--model-seed", type=int_list, help="seeds of the random models (default 0)")
     g.add_argument("--seeds", help="learner seeds, a range A-B (inclusive)")
-    g.add_argument("--trials", type=positive_int, help="seeds 0 … N−1")
+    g.add_argument("--trials", type=int_in(1, 10 ** 6), help="seeds 0 … N−1")
     g.add_argument("--claim", nargs="+", metavar="ID", help="claim checks instead of learner runs")
     g.add_argument("--size", choices=("quick", "full"), default="quick", help="claim sizes")
     r = p.add_argument_group("running")
     r.add_argument("--store", default=DEFAULT_STORE,
                    help="SQLite file of trial rows (default: %(default)s); reused to resume")
-    r.add_argument("--workers", type=positive_int, default=None,
-                   help="processes of the local pool (default: every core)")
+    r.add_argument("--workers", type=_workers, default=None,
+                   help="processes of the local pool (default: every core; at most 4 × the "
+                        "cores)")
     r.add_argument("--serial", action="store_true", help="run in this process")
     r.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="'local' (a Dask LocalCluster) or a scheduler such as tcp://host:8786 "
                         "(needs the [dask] extra)")
-    r.add_argument("--batch", type=positive_int, default=None,
+    r.add_argument("--batch", type=int_in(1, 10 ** 6), default=None,
                    help="trials per task (default: about 16 tasks per worker, at most 64)")
     r.add_argument("--retry-errors", action="store_true",
                    help="run again the trials stored with outcome 'error' (a crash)")
@@ -168,6 +191,19 @@ def run(a) -> int:
     for fn, params, seeds in spec.groups:  # bad names fail before the store file is made
         for p in params:
             preflight(fn, p, seeds[0])
+    import sqlite3
+    try:
+        return _run_store(a, spec, trials, confidence)
+    except sqlite3.DatabaseError as e:
+        raise ValueError(f"the store {a.store} is damaged ({e}); remove it or give another "
+                         f"--store file") from None
+
+
+def _run_store(a, spec, trials, confidence) -> int:
+    from ..presentation.progress import Progress
+    from ..sweep import Store, run_sweep
+    from ..sweep.executors import WorkerLost
+    from ..sweep.summary import BOUND_MIN_TRIALS, summarize
     store = Store(a.store)
     report = None
     try:

@@ -32,7 +32,8 @@ SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
                      seed=None, resample=False, max_attempts=5, box=None, certify=True,
                      progress=None, oracle_precision=None, accuracy=None, schedule="p2",
-                     rank=None, force=False, validate=None):
+                     rank=None, force=False, validate=None, certify_unique=False,
+                     unique_families=None):
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -73,6 +74,18 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     mismatch is :class:`~exactattn.errors.OutOfClass`.  ``result.proves`` says what the
     result proves (:mod:`.proves`).  An Oracle's ``budget`` must cover the published count
     and the validation queries: refused (BudgetExceeded) before the first query.
+
+    ``certify_unique=True`` (exact backend, P2 schedule; beyond P2, docs/design.md §11):
+    after the schedule, the transcript's *answer fibre* — every canonical model with at most
+    H₀ heads that gives these answers — is computed exactly, and extra copy-count families
+    (2H₀ queries each, at most ``unique_families``, default 8) are asked until it is one
+    model.  The result is then that model, with no probability and no genericity theorem
+    involved (it is the oracle itself when the oracle has ≤ H₀ heads; a twin that the
+    schedule could not tell from the learner's model is found and returned);
+    ``result.unique_queries`` counts the extra queries apart, ``result.uniqueness`` holds the
+    fibre.  NotUnique (``not-unique``) when the families run out, FibreTooLarge
+    (``fibre-too-large``) when the search passes its node budget, OutOfClass when no model
+    with ≤ H₀ heads gives the answers.
     """
     if rank is not None and schedule == "p2":
         schedule = "low-rank"
@@ -81,6 +94,9 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         raise ValueError(f"rank must be an integer in 0..{dim}, got {rank!r}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    if certify_unique and schedule != "p2":
+        raise ValueError(f"certify_unique needs the P2 schedule (schedule='p2'), not "
+                         f"schedule='{schedule}'")
     if schedule in ("economy", "low-rank") and heads is None:
         raise ValueError(f"schedule='{schedule}' needs heads=H; with only heads_bound=H0 use "
                          "schedule='adaptive'")
@@ -91,11 +107,14 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     be = orc.backend
     if be.name == "symbolic":
         raise ValueError("the multi-head learner runs on the exact, mp or float backend")
+    if certify_unique and not be.exact:
+        raise ValueError("certify_unique needs the exact backend: answer fibres are computed "
+                         "from exact answers in Q(t)")
     box = DEFAULT_BOX if box is None else box
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
     n_valid = validation_count(validate, H0)
-    check_budget(estimate_multi_head(dim, H0, be.name, validation=n_valid), force)
+    check_budget(estimate_multi_head(dim, H0, be.name), force, observed=schedule == "p2")
     if schedule == "p2":
         orc.reserve(published_count(dim, H0) + n_valid,
                     f"the P2 schedule ({published_count(dim, H0)} queries at d={dim}, "
@@ -137,8 +156,40 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         if heads is not None and heads_bound is not None:
             result.notes.append(f"heads={heads} is known, so the schedule used H0 = {heads}; "
                                 f"heads_bound={heads_bound} was not used")
-        _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress)
+        if certify_unique:
+            _certify_unique(result, orc, H0, rng, unique_families, progress)
+        _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress, force)
         return result
+
+
+def _certify_unique(result, orc, H0, rng, families, progress):
+    """Shrink the transcript's answer fibre to one model (:mod:`.p2.unique`) and make the
+    result that model; the extra queries are counted apart (``result.unique_queries``)."""
+    from .p2.unique import certify_unique
+    U, X = result.extra["U"], result.extra["X"]
+    answers = [a for _, a in result.transcript]
+    try:
+        u = certify_unique(orc, Schedule(U, X, H0), answers, random.Random(rng.getrandbits(64)),
+                           max_families=8 if families is None else families,
+                           progress=progress)
+    except LearningFailure as e:
+        for key in ("U", "X"):
+            e.details.setdefault(key, result.extra.get(key))
+        raise
+    result.uniqueness, result.unique_queries = u, u.extra_queries
+    from ..models.attention import AttentionHead, MultiHeadAttention
+    fibre_model = MultiHeadAttention([AttentionHead(W, v) for W, v in u.heads], dim=result.dim)
+    if fibre_model.head_set() != result.model.head_set():
+        result.notes.append(
+            f"the schedule's answers did not fix the model: the learner's {len(result.heads)}-"
+            f"head model and a {len(u.heads)}-head model both give them; the "
+            f"{u.extra_queries} extra queries fixed the {len(u.heads)}-head one, returned")
+        result.heads = fibre_model.heads
+    result.notes.append(
+        f"certified unique: every model with ≤ {H0} heads that gives these "
+        f"{result.queries + u.extra_queries} answers is this one ({u.extra_queries} queries "
+        f"beyond the schedule, {len(u.extra_families)} extra copy-count families; fibre "
+        f"search {u.fibre.nodes} nodes)")
 
 
 #: failures that a fresh draw cannot cure (never resampled): resources, and an oracle shown
@@ -146,12 +197,20 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
 _FINAL = (BudgetExceeded, OracleTimeout, OutOfClass)
 
 
-def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress):
+def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force=False):
     """Validation queries after the schedule (:mod:`.validation`) and the ``proves`` text
-    (:mod:`.proves`); the failure carries the bases like every other."""
+    (:mod:`.proves`); the failure carries the bases like every other.  Their cost is
+    estimated first, at their shapes and the recovered head count H*
+    (:func:`~exactattn.learners.p2.cost.estimate_validation`), and held to the budget
+    (CostExceeded unless ``force``)."""
+    from .p2.cost import estimate_validation
+    from .result.validation import validation_shapes
+    seed = rng.getrandbits(64)
+    if count:
+        shapes = validation_shapes(random.Random(seed), H0, count, result.max_length)
+        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name), force)
     try:
-        validate(result, orc, H0, count, random.Random(rng.getrandbits(64)),
-                 progress=progress)
+        validate(result, orc, H0, count, random.Random(seed), progress=progress)
     except LearningFailure as e:
         for key in ("U", "X"):
             e.details.setdefault(key, result.extra.get(key))
@@ -160,7 +219,11 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress):
 
 
 def _statement(result, H0, schedule, box):
-    """The exact statement of the schedule's own genericity module."""
+    """The exact statement of the schedule's own genericity module, or of the answer fibre
+    when uniqueness was certified."""
+    if result.uniqueness is not None:
+        from .p2.unique import statement
+        return statement(result, H0)
     if schedule == "p2":
         from .p2.genericity import statement
         return statement(result, Schedule(result.extra["U"], result.extra["X"], H0), box)

@@ -9,6 +9,7 @@ is rational ("rational" models, evaluable on every backend), otherwise real numb
 from __future__ import annotations
 
 import json
+import re
 import random
 from fractions import Fraction
 
@@ -277,9 +278,26 @@ def _fmt(x):
     return repr(float(x))
 
 
+_RATIONAL = re.compile(r"[+-]?[0-9]+(?:/[0-9]+)?")
+_REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def strict_rational(s, where: str = "value"):
+    """A rational written strictly: ASCII digits, an optional sign, at most one slash and a
+    positive denominator, no spaces or underscores ("3", "-2/7"); ints and Fractions pass.
+    Refuses " 1 / 2", "١/2", "1/-2", "1_000" (which int() and Fraction() accept)."""
+    if isinstance(s, str) and not _RATIONAL.fullmatch(s):
+        raise ValueError(f"{where}: {s!r} is not a rational written \"p\" or \"p/q\" (ASCII "
+                         f"digits, an optional sign, a positive denominator, no spaces)")
+    return parse_rational(s, where)
+
+
 def _unfmt(s, kind, where, dps=None):
     if kind == "rational":
-        return parse_rational(s, where)
+        return strict_rational(s, where)
+    if isinstance(s, str) and not _REAL.fullmatch(s):
+        raise ValueError(f"{where}: {s!r} is not a real number written like -1.25e-3 (ASCII "
+                         f"digits, no spaces or underscores)")
     import mpmath
     if not isinstance(s, str):
         raise TypeError(f"{where}: numbers are written as strings in model JSON")
@@ -318,6 +336,10 @@ def model_from_json(text_or_dict) -> MultiHeadAttention:
     for h, hd in enumerate(data["heads"]):
         if not isinstance(hd, dict) or "W" not in hd or "v" not in hd:
             raise ValueError(f"model JSON: heads[{h}] must be an object with keys 'W' and 'v'")
+        unknown = sorted(set(hd) - {"W", "v"})
+        if unknown:
+            raise ValueError(f"model JSON: heads[{h}] has unknown key(s) "
+                             f"{', '.join(map(repr, unknown))}; a head has only 'W' and 'v'")
         if not isinstance(hd["W"], list) or not all(isinstance(r, list) for r in hd["W"]):
             raise ValueError(f"model JSON: heads[{h}].W must be a list of rows")
         if not isinstance(hd["v"], list):

@@ -474,6 +474,10 @@ def transformer_from_json(text_or_dict) -> OneLayerTransformer:
     for h, hd in enumerate(data["heads"]):
         if not isinstance(hd, dict) or "W" not in hd or "V" not in hd:
             raise ValueError(f"Transformer JSON: heads[{h}] must have keys 'W' and 'V'")
+        if set(hd) - {"W", "V"}:
+            raise ValueError(f"Transformer JSON: heads[{h}] has unknown key(s) "
+                             f"{', '.join(map(repr, sorted(set(hd) - {'W', 'V'})))}; a head "
+                             f"has only 'W' and 'V'")
         heads.append((mat(hd["W"], f"heads[{h}].W"), mat(hd["V"], f"heads[{h}].V")))
     A = mat(data["A"], "A")
     w = [_unfmt(x, kind, f"w[{i}]", dps) for i, x in enumerate(data["w"])]

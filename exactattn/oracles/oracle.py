@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..arith import Backend, ExpElement, get_backend
-from ..errors import BudgetExceeded, OracleTimeout, PeekError, QueryError
+from ..errors import BudgetExceeded, ExactAttnError, OracleError, OracleTimeout, PeekError, QueryError
 from ..models.attention import AttentionHead, MultiHeadAttention, validate_tokens
 
 __all__ = ["Oracle", "Additive", "Rounding", "as_oracle", "infer_backend"]
@@ -173,7 +173,8 @@ class Oracle:
             raise ValueError("the backend of a plain callable is inferred from a probe answer, "
                              "which needs the dimension: pass dim= (or backend=) to the Oracle")
         probe = [[0] * dim]
-        answer = self._target(probe)
+        with self._named_errors("the probe query (one zero token, which infers the backend)"):
+            answer = self._target(probe)
         be = infer_backend(answer)
         self.probe = (tuple(tuple(t) for t in probe), answer)
         return be
@@ -258,9 +259,25 @@ class Oracle:
                 budget=self.budget, needed=needed, remaining=remaining)
 
     def _timed(self, tokens):
-        """The answer, within ``timeout`` seconds when one is set (class docstring)."""
+        """The answer, within ``timeout`` seconds when one is set (class docstring).  A plain
+        callable is asked in a worker thread and abandoned when it does not answer in time;
+        every oracle kind (models too, whose exact arithmetic may hold the interpreter while
+        it runs) is also timed, and an answer that came too late is the same OracleTimeout
+        (not counted)."""
         if self.timeout is None:
             return self._answer(tokens)
+        import time
+        start = time.perf_counter()
+        answer = self._answer(tokens) if self._is_model else self._threaded(tokens)
+        elapsed = time.perf_counter() - start
+        if elapsed > self.timeout:
+            raise OracleTimeout(f"the oracle took {elapsed:.3g} s to answer query {self.spent}, "
+                                f"beyond its timeout of {self.timeout:g} s (timeout=); raise "
+                                f"the timeout or use a smaller model",
+                                timeout=self.timeout, query_index=self.spent)
+        return answer
+
+    def _threaded(self, tokens):
         import threading
         box = {}
 
@@ -282,10 +299,29 @@ class Oracle:
 
     def _answer(self, tokens):
         be = self.backend
-        if self._is_model:
+        if self._is_model and _is_library_model(self._target):
             return self._target(tokens, be)
-        raw = self._target(tokens)
-        return _as_element(be, raw, inferred=self.probe is not None)
+        with self._named_errors():
+            raw = self._target(tokens, be) if self._is_model else self._target(tokens)
+            return raw if self._is_model else _as_element(be, raw, inferred=self.probe is not None)
+
+    @contextmanager
+    def _named_errors(self, index=None):
+        """An exception of the oracle itself (a callable or a foreign model class: its
+        RuntimeError, ZeroDivisionError..., or an answer the backend cannot take) as the named
+        failure OracleError, chained; exactattn's own failures, Ctrl-C and exits pass as
+        they are."""
+        try:
+            yield
+        except ExactAttnError:
+            raise
+        except Exception as e:
+            where = f"query {self.spent}" if index is None else index
+            raise OracleError(f"the oracle raised {type(e).__name__} while answering {where}: "
+                              f"{' '.join(str(e).split()) or 'no message'}; fix the oracle "
+                              f"(it must return one number per query)",
+                              query_index=self.spent if index is None else None,
+                              error=type(e).__name__) from e
 
     def _perturb(self, y):
         n = self.noise
@@ -314,6 +350,11 @@ class Oracle:
         return (f"Oracle({tgt}, dim={self.dim}, backend={backend}, "
                 f"queries={self.queries}, max_length={self.max_length}"
                 f"{f', validation_queries={self.validation_queries}' if self.validation_queries else ''})")
+
+
+def _is_library_model(target) -> bool:
+    """exactattn's own models (their failures are exactattn's, never the oracle's)."""
+    return type(target).__module__.startswith("exactattn.")
 
 
 def _unwrap(raw):

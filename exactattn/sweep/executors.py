@@ -129,7 +129,8 @@ class DaskExecutor(SerialExecutor):
         try:
             import distributed
         except ImportError:
-            raise SpecError("--dask needs Dask distributed: pip install 'exactattn[dask]'") \
+            raise SpecError("--dask needs Dask distributed: pip install \".[dask]\" from a "
+                            "clone of exactattn") \
                 from None
         self._distributed = distributed
         self.address = address

@@ -14,7 +14,8 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise ValueError("--plot needs matplotlib: pip install 'exactattn[plots]'") from None
+        raise ValueError("--plot needs matplotlib: pip install \".[plots]\" from a clone of "
+                         "exactattn (or pip install matplotlib)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt

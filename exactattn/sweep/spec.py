@@ -44,7 +44,7 @@ _COMMON = ("learner", "d", "backend", "dps", "model_seed")
 _DEFAULTS = {"backend": "exact", "dps": None, "model_seed": 0, "H": 1, "H0": None,
              "box": 1000, "schedule": "p2", "rank": None}
 _ALIASES = {"dim": "d", "heads": "H", "heads_bound": "H0", "H_0": "H0"}
-MAX_TRIALS = 10 ** 8
+MAX_TRIALS = 10 ** 6
 
 
 class SpecError(ValueError):
@@ -97,9 +97,15 @@ def parse_seeds(value, where: str = "seeds") -> list:
         b = int(m.group(2)) if m.group(2) is not None else a
         if b < a:
             raise SpecError(f"{where}: {value!r} is empty (need A ≤ B)")
+        if b - a + 1 > MAX_TRIALS:
+            raise SpecError(f"{where}: {value!r} names {b - a + 1} seeds, above the limit "
+                            f"{MAX_TRIALS}; give a shorter range")
         seeds = list(range(a, b + 1))
     elif isinstance(value, dict) and set(value) <= {"start", "stop"} and "stop" in value:
-        seeds = list(range(_int(value.get("start", 0), where), _int(value["stop"], where)))
+        start, stop = _int(value.get("start", 0), where), _int(value["stop"], where)
+        if stop - start > MAX_TRIALS:
+            raise SpecError(f"{where}: {stop - start} seeds, above the limit {MAX_TRIALS}")
+        seeds = list(range(start, stop))
     elif isinstance(value, list):
         seeds = [_int(s, where) for s in value]
     else:
@@ -187,6 +193,10 @@ def _learner_params(point: dict, where: str):
     p = {k: point.get(k, _DEFAULTS.get(k)) for k in sorted(allowed)}
     p["learner"] = learner
     _positive(p, "d", where)
+    for name, top in (("d", 64), ("H", 64), ("H0", 64), ("dps", 10000), ("box", 10 ** 9)):
+        x = p.get(name)
+        if isinstance(x, int) and x > top:
+            raise SpecError(f"{where}: {name} = {x} is above the limit {top}; use at most {top}")
     if p["backend"] not in ("exact", "mp", "float"):
         raise SpecError(f"{where}: backend must be exact, mp or float, got {p['backend']!r}")
     if p["backend"] == "mp":
@@ -256,6 +266,17 @@ class SweepSpec:
         """A TOML (.toml) or JSON file."""
         from pathlib import Path
         path = Path(path)
+        import os
+        import stat
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise SpecError(f"spec file {str(path)!r} is not a regular file; give a file")
+        if st is not None and st.st_size > 16 * 2 ** 20:
+            raise SpecError(f"spec file {str(path)!r} has {st.st_size} bytes, above the limit "
+                            f"of 16 MiB")
         try:
             text = path.read_text()
         except FileNotFoundError:

@@ -14,7 +14,8 @@ import math
 import random
 from fractions import Fraction
 
-from .binomial import MAX_TRIALS, consistent_with_bound, is_least_upper_limit
+from .binomial import (MAX_TRIALS, caught_sentence, consistent_with_bound, is_least_upper_limit,
+                       power_sentence)
 from .parse import (field, fmt, heads, integer, listed, multiset, only, rat, require, same_json,
                     vector)
 from .poly import degree, normalise, padd, pconst, peval, pdet, pmul, poly_from, ppow, pscale, pvar
@@ -210,7 +211,7 @@ def _exact_probability(value, int_factors, box, n, bound):
 
 def _monte_carlo(mc, model, d, H, box, bound, polys, checks):
     only(mc, ("learner", "first_seed", "trials", "outcomes", "bad", "failures", "alpha", "tests",
-              "failure_upper_limit", "bad_upper_limit", "sample"), "monte_carlo")
+              "failure_upper_limit", "bad_upper_limit", "sample", "conditioned"), "monte_carlo")
     only(mc["learner"], ("heads", "box"), "monte_carlo.learner")
     require(same_json(mc["learner"], {"heads": H, "box": box}),
             "monte_carlo: the learner must be told H and draw from this box")
@@ -286,11 +287,52 @@ def _monte_carlo(mc, model, d, H, box, bound, polys, checks):
                 f"monte_carlo.sample[{k}]: the run's vectors are not the draw of seed {seed}")
         check_run(r)
         answers += len(r["transcript"])
+    cond_msg = _conditioned(mc["conditioned"], d, H, box, first + n)
     detail = ", ".join(f"{v} {k}" for k, v in sorted(named.items())) or "none"
     return (f"; Monte Carlo: {n} draws re-drawn from seeds {first}…{first + n - 1}, {bad} in the "
             f"bad set (decided here), {failures} failures ({detail}), every outcome the one the "
             f"learner's rules give and every failure in the bad set; rates consistent with "
-            f"≤ {fmt(bound)} (exact binomial, level {fmt(level)} = {fmt(alpha)}/{tests}); "
+            f"≤ {fmt(bound)} (exact binomial, level {fmt(level)} = {fmt(alpha)}/{tests}; it "
+            f"{power_sentence(n, bound, level)}; {caught_sentence(n)}); "
             f"Clopper–Pearson upper limits at 1 − {fmt(level)}: failure {fmt(fu)}, bad set "
             f"{fmt(bu)}; {len(sample)} successes checked as identifiability certificates "
-            f"({answers} answers re-checked)")
+            f"({answers} answers re-checked)" + cond_msg)
+
+
+#: at most this many conditioned draws per configuration
+MAX_CONDITIONED = 64
+
+
+def _conditioned(entries, d, H, box, after):
+    """Draws conditioned into the matching-only part of the bad set: each seed's U, X re-drawn
+    here, its model (chosen after the draw) canonical with H heads, every violated condition
+    (decided here) a matching condition and the recorded one among them, and the recorded
+    outcome the one the learner's rules give (:func:`.predict.predict`)."""
+    listed(entries, "monte_carlo.conditioned", MAX_CONDITIONED)
+    if not entries:
+        return ""
+    seen, tally = set(), {}
+    for k, e in enumerate(entries):
+        where = f"monte_carlo.conditioned[{k}]"
+        only(e, ("seed", "model", "condition", "outcome"), where)
+        seed = integer(e["seed"], where + ".seed", after, 2 ** 63)
+        require(seed not in seen, f"{where}: seed {seed} listed twice")
+        seen.add(seed)
+        model = heads(e["model"], d, where + ".model", MAX_HEADS)
+        require(len(model) == H and multiset(canonical(model)) == multiset(model),
+                f"{where}: the model is not canonical with H = {H} heads")
+        U, X = draw(seed, d, box)
+        viol = violations(_integer_model(model), U, X)
+        require(viol and all(v.startswith("matching") for v in viol),
+                f"{where}: the draw is not in the matching-only part of the bad set "
+                f"(violated: {viol or 'none'})")
+        require(e["condition"] in viol, f"{where}: {e['condition']!r} does not vanish here")
+        require(e["outcome"] in OUTCOMES, f"{where}: {e['outcome']!r} is not a learner outcome")
+        outcome, _ = predict(model, U, X, H)
+        require(e["outcome"] == outcome, f"{where}: recorded {e['outcome']!r} but the "
+                f"learner's rules give {outcome!r} at this draw")
+        tally[outcome] = tally.get(outcome, 0) + 1
+    return (f"; {len(entries)} draws conditioned into the matching-only part of the bad set "
+            f"(U, X re-drawn from seeds ≥ {after}, the model chosen after the draw; matching "
+            f"decided here), outcomes as predicted: "
+            + ", ".join(f"{v} {k}" for k, v in sorted(tally.items())))

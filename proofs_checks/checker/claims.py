@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .parse import rat, require
+from .parse import rat, require, same_json
 
 FORMAT = "exactattn-certificate"
 VERSION = 1
@@ -67,9 +67,11 @@ CLAIMS = {
                        "sequences", set()),
     # beyond the papers (docs/design.md §10)
     "floor": ("beyond the papers: dimension floor",
-              "H(d²+d) answers are necessary (invariance of domain); the answers of every "
-              "exact schedule here have a Jacobian of full rank H(d²+d), certified modulo p "
-              "(multi-head low rank: rank H(r(2d−r)+d) over the factors Q, K, v)",
+              "certified: the answers of every exact schedule here (rebuilt from the recorded "
+              "draw) have a Jacobian of full rank H(d²+d) modulo p (multi-head low rank: rank "
+              "H(r(2d−r)+d) over the factors Q, K, v); argued, not proved: H(d²+d) real-valued "
+              "answers are necessary for a learner exactly correct on an open set of models "
+              "whose queries depend continuously on earlier answers",
               {"floor"}),
     "economy-count": ("beyond the papers: economy schedule",
                       "exact canonical heads from 1+2Hd+(d−1)(1+Hd+H(H−1)/2) queries (H ≤ d, H "
@@ -80,7 +82,77 @@ CLAIMS = {
                       "the economy schedule's generic run (exact, structure count) fails only on "
                       "a proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong "
                       "model", {"economy-prob1"}),
+    # a user's own run with --certify-unique (beyond P2, answer fibres)
+    "unique": ("docs/design.md §11",
+               "certified uniqueness of one exact run: every canonical model with at most H0 "
+               "heads that gives the transcript's answers is the recovered model (the answer "
+               "fibre, re-derived from the transcript)",
+               {"fibre"}),
 }
+
+
+#: the checker's own copy of every claim's sizes, as its certificate records them (the claim's
+#: quick and full parameters without seeds): a certificate must carry exactly the parameters of
+#: the size it is labelled with (a test compares this copy with the library's, so they cannot
+#: drift).  ``run`` (a user's own run) has no sizes.
+SIZES = {
+    "P1-T4.1": {"quick": {"d": [1, 2, 3]}, "full": {"d": [1, 2, 3, 4, 5, 6]}},
+    "P1-T5.1": {"quick": {"d": [3, 4], "r": [1, 2]}, "full": {"d": [4, 8], "r": [1, 2, 3]}},
+    "P1-P7.1": {"quick": {"d": 2, "N": [1, 2, 3]}, "full": {"d": 3, "N": [1, 2, 3, 4]}},
+    "P2-rational": {"quick": {"H": [1, 2, 3], "d": 2}, "full": {"H": [1, 2, 3, 4], "d": 2}},
+    "P2-count": {"quick": {"d": [1, 2, 3], "H": [1, 2], "d,H extra": [[6, 1]],
+                           "enumerated d,H0": [40, 3]},
+                 "full": {"d": [1, 2, 3, 4, 5], "H": [1, 2, 3, 4],
+                          "d,H extra": [[6, 1], [8, 1], [10, 1]], "enumerated d,H0": [40, 10]}},
+    "P2-prob1": {"quick": {"d,H,box,trials": [[1, 3, 40, 1000], [2, 3, 910, 1000]]},
+                 "full": {"d,H,box,trials": [[1, 3, 40, 10000], [2, 2, 240, 10000],
+                                             [2, 3, 910, 10000]]}},
+    "P2-canonical": {"quick": {"d": 2, "H0": [2, 5]}, "full": {"d": 3, "H0": [2, 5, 6]}},
+    "P2-nonunique": {"quick": {"d": 2, "H0": 2, "box": 1000},
+                     "full": {"d": 2, "H0": 2, "box": 1000}},
+    "floor": {"quick": {"d,H": [[2, 1], [2, 2], [3, 2]],
+                        "schedules": ["P1", "P2", "economy", "adaptive"],
+                        "low-rank d,H,r": [[3, 2, 1]]},
+              "full": {"d,H": [[2, 1], [3, 1], [2, 2], [3, 2], [4, 3], [8, 4]],
+                       "schedules": ["P1", "P2", "economy", "adaptive"],
+                       "low-rank d,H,r": [[4, 2, 1], [4, 3, 2], [6, 3, 2]]}},
+    "economy-count": {"quick": {"d,H": [[2, 2], [3, 2], [4, 3], [8, 4], [2, 3]]},
+                      "full": {"d,H": [[2, 2], [3, 2], [3, 3], [4, 2], [4, 3], [5, 3], [6, 4],
+                                       [8, 4], [2, 3], [3, 4], [10, 5]]}},
+    "economy-prob1": {"quick": {"d,H,box,trials": [[2, 2, 1000, 40]]},
+                      "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100],
+                                                  [2, 2, 40, 200]]}},
+}
+
+#: the Monte Carlo of each sampled claim: its first seed (trial k has seed first + k, for every
+#: k below the size's draw count) and its family-wise level α
+MONTE_CARLO = {"P2-prob1": {"first_seed": 0, "alpha": Fraction(1, 1000)},
+               "economy-prob1": {"first_seed": 1000, "alpha": Fraction(1, 1000)}}
+
+
+def check_size(cid, size, params):
+    """The certificate's parameters are exactly those of the size it is labelled with."""
+    table = SIZES.get(cid)
+    if table is None:
+        require(cid in ("run", "unique"), f"{cid}: the checker has no sizes for this claim")
+        return
+    require(size in table, f"size must be one of {sorted(table)}")
+    require(same_json(params, table[size]), f"params are not the {size} sizes of {cid} "
+            f"(the checker's copy: {json_text(table[size])})")
+
+
+def json_text(x):
+    """Short text of a size table for a message."""
+    import json
+    return json.dumps(x, ensure_ascii=False)[:200]
+
+
+def _monte_carlo_of(cid, first, alpha, where):
+    mc = MONTE_CARLO[cid]
+    require(type(first) is int and first == mc["first_seed"],
+            f"params: {where}: the Monte Carlo's first seed must be {mc['first_seed']}")
+    require(rat(alpha, f"{where}.alpha") == mc["alpha"],
+            f"params: {where}: α must be {mc['alpha']}")
 
 
 def _of(checks, kind):
@@ -153,12 +225,21 @@ def params_p2_rational(p, checks, symbolic):
 
 def params_p2_count(p, checks):
     """The certificate's sizes are exactly those its checks cover."""
-    require(set(p) == {"d", "H"}, "params: expected {d, H}")
+    require(set(p) == {"d", "H", "d,H extra", "enumerated d,H0"},
+            "params: expected {d, H, d,H extra, enumerated d,H0}")
+    extra = p["d,H extra"]
+    require(isinstance(extra, list) and all(isinstance(x, list) and len(x) == 2 for x in extra),
+            "params: d,H extra must be a list of [d, H]")
     grid = [(d, H0) for d in _int_list(p["d"], "d") for H in _int_list(p["H"], "H")
             for H0 in (H, H + 1)]
+    grid += [(d, H0) for d, H in extra for H0 in (H, H + 1)]
     _covers(_of(checks, "count"), "multi-head", grid, ("d", "H0"))
     _runs_have_models(_of(checks, "run"), len(grid), "multi-head")
-    require(len(_of(checks, "count-derivation")) == 1, "params: one count derivation")
+    der = _of(checks, "count-derivation")
+    require(len(der) == 1, "params: one count derivation")
+    en = (der[0].get("enumerated") or {}) if isinstance(der[0], dict) else {}
+    require(_int_list(p["enumerated d,H0"], "enumerated d,H0") == [en.get("d"), en.get("H0")],
+            "params: the enumerated schedules do not cover d, H0 ≤ enumerated d,H0")
 
 
 def params_p2_prob1(p, checks):
@@ -170,6 +251,10 @@ def params_p2_prob1(p, checks):
     require(got == want, "params: configurations ≠ the bad-set checks")
     require(all(rat(c.get("bound"), "bound") <= Fraction(1, 20) for c in _of(checks, "bad-set")),
             "params: every configuration must have D/|S| ≤ 1/20 (a bound that can be violated)")
+    for k, c in enumerate(_of(checks, "bad-set")):
+        mc = c.get("monte_carlo") or {}
+        _monte_carlo_of("P2-prob1", mc.get("first_seed"), mc.get("alpha"),
+                        f"configuration {k}")
 
 
 def params_p2_canonical(p, checks):
@@ -221,6 +306,8 @@ def params_economy_prob1(p, checks):
            for c in _of(checks, "economy-prob1")]
     require(got == [list(x) for x in p["d,H,box,trials"]] and len(got) == len(checks),
             "params: the Monte Carlo records do not cover (d, H, box, trials)")
+    for k, c in enumerate(checks):
+        _monte_carlo_of("economy-prob1", c.get("first_seed"), c.get("alpha"), f"configuration {k}")
 
 
 def params_p2_nonunique(p, checks):
@@ -238,11 +325,21 @@ def params_run(p, checks):
             p["dim"] == checks[0].get("dim"), "params: expected {learner, dim} of the run")
 
 
+def params_unique(p, checks):
+    """A stand-alone uniqueness certificate: one fibre record, its dimension as params."""
+    require(len(checks) == 1 and checks[0].get("kind") == "fibre" and
+            checks[0].get("model") is not None,
+            "params: exactly one fibre record, with the model it certifies unique")
+    require(set(p) == {"learner", "dim"} and p["learner"] == "multi-head" and
+            p["dim"] == checks[0].get("dim"), "params: expected {learner: multi-head, dim}")
+
+
 PARAMS = {"run": params_run, "floor": params_floor, "economy-count": params_economy_count,
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
-          "P2-nonunique": params_p2_nonunique, "economy-prob1": params_economy_prob1}
+          "P2-nonunique": params_p2_nonunique, "economy-prob1": params_economy_prob1,
+          "unique": params_unique}
 
 
 #: the fields of the sympy records each claim writes

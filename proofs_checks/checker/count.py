@@ -18,7 +18,7 @@ from fractions import Fraction
 from .linalg import solve_unique
 from .parse import Rejected, field, integer, listed, only, rat, require, same_json, string
 from .run import run_of, transcript_lengths
-from .run_multi_head import STRUCTURE
+from .run_multi_head import STRUCTURE, families
 
 #: formula → (learner, run parameter that must match, bounds on the sizes)
 FORMULAS = {"single-head": "single-head", "low-rank-skeleton": "low-rank",
@@ -135,7 +135,8 @@ def _show(p):
 
 def check_count_derivation(c, checks=()):
     """P2 count as a polynomial identity, derived from the schedule's own structure."""
-    only(c, ("kind", "formula", "structure", "count", "max_length"), "count-derivation")
+    only(c, ("kind", "formula", "structure", "count", "max_length", "enumerated"),
+         "count-derivation")
     require(c["formula"] == "multi-head", "count-derivation: only the multi-head schedule")
     require(same_json(c["structure"], STRUCTURE), "count-derivation: the recorded structure is not the "
             "schedule every multi-head transcript is rebuilt from")
@@ -150,9 +151,39 @@ def check_count_derivation(c, checks=()):
             "4·H0·d² − 2·H0 + 1")
     require(length == PUBLISHED[1], f"count-derivation: the schedule's length {_show(length)} ≠ "
             "2·H0 + 1")
+    n = check_enumerated(c["enumerated"], c["structure"])
     return ("count-derivation: the schedule structure (the checker's own, from which every "
             "multi-head transcript is rebuilt) has exactly 4·H0·d² − 2·H0 + 1 queries of "
-            "length ≤ 2·H0 + 1, as a polynomial identity for all d ≥ 1, H0 ≥ 1")
+            "length ≤ 2·H0 + 1, as a polynomial identity for all d ≥ 1, H0 ≥ 1 (a statement "
+            f"about the schedule; the learner's transcripts are the run checks); {n}")
+
+
+MAX_ENUMERATED = (64, 16)
+
+
+def check_enumerated(e, structure):
+    """The library's enumeration of its Schedule object, [[d, H0, count, max_length]] for every
+    d ≤ D, H0 ≤ K in order, re-derived entry by entry from this checker's structure: count =
+    1 + 2·H0·(number of families at d), longest = 2·H0 + 1, both the published values."""
+    only(e, ("d", "H0", "counts"), "count-derivation.enumerated")
+    D = integer(e["d"], "count-derivation.enumerated.d", 1, MAX_ENUMERATED[0])
+    K = integer(e["H0"], "count-derivation.enumerated.H0", 1, MAX_ENUMERATED[1])
+    rows = listed(e["counts"], "count-derivation.enumerated.counts", D * K)
+    require(len(rows) == D * K, f"count-derivation: the enumeration must list every d ≤ {D}, "
+            f"H0 ≤ {K} ({D * K} schedules), not {len(rows)}")
+    total = 0
+    for k, row in enumerate(rows):
+        d, H0 = k // K + 1, k % K + 1
+        n = len(families(d, structure))
+        want = [d, H0, 1 + 2 * H0 * n, 2 * H0 + 1]
+        require(isinstance(row, list) and same_json(row, want),
+                f"count-derivation: enumerated schedule {k} is {str(row)[:60]}, but the "
+                f"structure gives [d, H0, count, max_length] = {want}")
+        require(want[2] == 4 * H0 * d * d - 2 * H0 + 1, f"count-derivation: the structure's "
+                f"count at d={d}, H0={H0} is not 4·H0·d² − 2·H0 + 1")
+        total += want[2]
+    return (f"the Schedule object's enumeration for every d ≤ {D}, H0 ≤ {K} ({D * K} schedules, "
+            f"{total} queries) re-derived entry by entry from the structure")
 
 
 def check_count_fit(c, checks=()):
@@ -183,6 +214,8 @@ def check_count_fit(c, checks=()):
                     x.get("params") == {"d": d, "H0": H0} and x.get(quantity) == q
                     for x in checks), f"count-fit: point {p} is not a measured count of this "
                 "certificate")
+    require(len(pts) > len(monos), f"count-fit: {len(pts)} points for {len(monos)} monomials — "
+            "an interpolation that cannot fail is no evidence (more points than monomials needed)")
     sol = solve_unique(A, b)
     require(sol is not None, "count-fit: the points do not determine a unique polynomial")
     fitted = {m: s for m, s in zip(monos, sol) if s}

@@ -1,8 +1,18 @@
 """Check kind ``floor``: the answers of a run have a full-rank Jacobian with respect to the
 H(d² + d) canonical parameters (beyond the papers; docs/design.md §10, "The floor").
 
-The checker recomputes, from the recorded model and queries, the Jacobian rows named by the
-certificate modulo the recorded prime p at t = e^{1/L} ↦ τ:
+The schedule first: the record names it (P1, P2, economy, adaptive, low-rank) and carries the
+draw of its run (``draw``: learner, parameters, random vectors and recovered heads, as a
+``run`` record writes them).  The checker rebuilds the named schedule from that draw with its
+own copies of the schedules (:func:`.run.rebuild`: :mod:`.run_single_head`,
+:mod:`.run_multi_head`, :mod:`.run_economy`, :mod:`.run_multi_low_rank`), requires the learner
+and its H₀ (and rank) to be those of the named schedule at this model, the recovered heads to
+be the canonical form of the recorded model, the draw to be generic for it (so that the
+learner's adaptive choices, re-taken from the model, are the ones it made), and the recorded
+queries to be exactly the rebuilt schedule — same queries, same order, same count.
+
+Then the checker recomputes, from the recorded model and queries, the Jacobian rows named by
+the certificate modulo the recorded prime p at t = e^{1/L} ↦ τ:
 
     ∂F/∂v_h[k] = x̄[k],  ∂F/∂W_h[p][q] = x_N[q]·(Σ_i α_i f_i x_i[p] − f̄·x̄[p]),
 
@@ -15,7 +25,9 @@ Why a non-zero value proves full rank: the entries lie in R = Z_(p)[t][1/Π D]; 
 homomorphism R → F_p under the checked conditions; ring maps commute with determinants; so the
 minor is non-zero in R ⊂ Q(t) and, e^{1/L} being transcendental, non-zero at t = e^{1/L}.
 Certified curve: the minor's rows are independent, so rank(first k answers) ≥ #{rows < k};
-in particular the first ``first_full`` answers have rank P exactly.
+in particular the first ``first_full`` answers have rank P exactly ("by answer k").  That
+fewer answers fall short is certified only when k − 1 < P (no P × P minor exists): only then
+does the finding say "at answer k".  A vanishing minor modulo p proves nothing over Q(t).
 
 Schedule ``low-rank`` (heads of rank r, W_h = Q_h K_hᵀ): the checker requires the recorded
 factors to multiply to the recorded W_h exactly, turns each row into derivatives with respect
@@ -29,7 +41,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .parse import heads, integer, matrix, only, require, vector
+from .parse import heads, integer, matrix, multiset, only, require, string, vector
+from .qt import canonical
+from .run import rebuild
+
+#: schedule name → (learner of its run, H0 as a function of H)
+SCHEDULES = {"P1": ("single-head", lambda H: None), "P2": ("multi-head", lambda H: H),
+             "economy": ("multi-head-economy", lambda H: H),
+             "adaptive": ("multi-head-adaptive", lambda H: H + 1),
+             "low-rank": ("multi-head-low-rank", lambda H: H)}
 
 _MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
@@ -147,6 +167,32 @@ def _factors(c, model, d):
     return r, out
 
 
+def rebuilt_schedule(c, name, model, d, rank=None):
+    """The named schedule rebuilt from the record's draw (module docstring): its queries."""
+    require(name in SCHEDULES, f"floor: unknown schedule {str(name)[:40]!r}")
+    learner, H0 = SCHEDULES[name]
+    H = len(model)
+    draw = only(c.get("draw"), ("learner", "params", "vectors", "recovered"), "floor.draw")
+    want = H0(H)
+    params = draw["params"]
+    require(string(draw["learner"], "floor.draw.learner") == learner,
+            f"floor: the {name} schedule is the {learner} learner's, not {draw['learner']!r:.40}")
+    if name == "P1":
+        require(H == 1, "floor: the P1 schedule learns one head")
+    else:
+        require(isinstance(params, dict) and params.get("H0") == want,
+                f"floor: the {name} schedule at H = {H} runs with H0 = {want}")
+    if name == "low-rank":
+        require(params.get("rank") == rank, f"floor: the low-rank run must be told r = {rank}")
+    run = {"kind": "run", "learner": learner, "dim": d, "params": params,
+           "vectors": draw["vectors"], "transcript": [], "recovered": draw["recovered"]}
+    mod, parsed, rec, expected = rebuild(run)
+    require(multiset(rec) == multiset(canonical(model)),
+            "floor: the draw's recovered heads are not the canonical form of the model")
+    mod.genericity(parsed, rec)
+    return expected
+
+
 def check_floor(c, checks=()):
     """A non-zero P × P minor of the Jacobian modulo p certifies rank H(d² + d) (see above);
     for the low-rank schedule, rank H(r(2d − r) + d) over the factors."""
@@ -168,13 +214,19 @@ def check_floor(c, checks=()):
     else:
         P = H * (d * d + d)
         require(c.get("parameters") == P, f"floor: parameters must be H(d²+d) = {P}")
+    name = c.get("schedule")
+    expected = rebuilt_schedule(c, name, model, d, rk if low else None)
     qs = c.get("queries")
     require(isinstance(qs, list) and 0 < len(qs) <= 20000, "floor: queries must be a list")
+    require(len(qs) == len(expected), f"floor: {len(qs)} queries, but the {name} schedule "
+            f"rebuilt from the recorded draw has {len(expected)}")
     queries = []
     for n, q in enumerate(qs):
         require(isinstance(q, list) and 0 < len(q) <= 64, f"floor: query {n} is malformed")
         toks = [vector(t, f"floor.queries[{n}][{k}]") for k, t in enumerate(q)]
         require(all(len(t) == d for t in toks), f"floor: query {n} has a token not of length {d}")
+        require(toks == expected[n], f"floor: query {n} is not query {n} of the {name} schedule "
+                f"rebuilt from the recorded draw")
         queries.append(toks)
     p, tau, L = (integer(c.get(k), f"floor.{k}") for k in ("p", "tau", "L"))
     require(is_prime(p) and p > 1 << 32, "floor: p is not a prime above 2^32")
@@ -202,11 +254,17 @@ def check_floor(c, checks=()):
         below += k in rowset
         require(below <= r <= min(k + 1, P), f"floor: curve[{k}] = {r} is outside the certified "
                 f"range [{below}, {min(k + 1, P)}]")
+    k = rows[-1] + 1
+    # "at answer k" only where k − 1 answers certainly fall short (k − 1 < P rows)
+    when = f"at answer {k} (fewer than {P} answers cannot have rank {P})" if k == P else \
+        f"by answer {k}"
+    sched = (f"queries = the {name} schedule rebuilt from the recorded draw ({len(queries)} "
+             f"queries, generic for the model)")
     if low:
-        return (f"floor low-rank d={d} H={H} r={rk}: Q Kᵀ = W for every head; {P}×{P} minor of "
-                f"the Jacobian over (Q, K, v) of {len(queries)} answers non-zero modulo a "
-                f"{p.bit_length()}-bit prime (det ≡ {value}); rank H(r(2d−r)+d) = {P} (the "
-                f"dimension of rank-{rk} heads) reached by answer {rows[-1] + 1}")
-    return (f"floor {c.get('schedule')} d={d} H={H}: {P}×{P} minor of the Jacobian of "
+        return (f"floor low-rank d={d} H={H} r={rk}: {sched}; Q Kᵀ = W for every head; {P}×{P} "
+                f"minor of the Jacobian over (Q, K, v) of {len(queries)} answers non-zero modulo "
+                f"a {p.bit_length()}-bit prime (det ≡ {value}); rank H(r(2d−r)+d) = {P} (the "
+                f"dimension of rank-{rk} heads) reached {when}")
+    return (f"floor {name} d={d} H={H}: {sched}; {P}×{P} minor of the Jacobian of "
             f"{len(queries)} answers non-zero modulo a {p.bit_length()}-bit prime "
-            f"(det ≡ {value}); rank H(d²+d) = {P} reached by answer {rows[-1] + 1}")
+            f"(det ≡ {value}); rank H(d²+d) = {P} reached {when}")

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 #: bounds applied before parsing (a certificate of the full check is a few MB)
 MAX_BYTES = 64 * 1024 * 1024
-MAX_DEPTH = 24
+MAX_DEPTH = 200    # a fibre tree nests two levels per copy-count family
 MAX_INT_DIGITS = 40
 MAX_RATIONAL_CHARS = 4000
 

@@ -5,7 +5,8 @@ Kinds and their modules (one module per kind; a new kind adds one line to :data:
 ``count-fit`` (:mod:`.count`), ``same-function`` (:mod:`.recovery`), ``copy-count`` /
 ``rational-form`` (:mod:`.copy_count`), ``determinant`` (:mod:`.determinant`), ``bad-set``
 (:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`), ``floor`` (:mod:`.floor`),
-``economy-count`` (:mod:`.economy_count`), ``economy-prob1`` (:mod:`.economy_prob1`).
+``economy-count`` (:mod:`.economy_count`), ``economy-prob1`` (:mod:`.economy_prob1`),
+``fibre`` (:mod:`.fibre`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 import sys
 
 from .bad_set import check_bad_set
-from .claims import CLAIMS, FORMAT, PARAMS, VERSION, check_symbolic
+from .claims import CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_symbolic
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
 from .determinant import check_determinant
 from .economy_count import check_economy_count
 from .economy_prob1 import check_economy_prob1
+from .fibre import check_fibre
 from .floor import check_floor
 from .nonunique import check_non_unique
 from .parse import Rejected, load, only, require
@@ -39,6 +41,7 @@ KINDS = {
     "floor": check_floor,
     "economy-count": check_economy_count,
     "economy-prob1": check_economy_prob1,
+    "fibre": check_fibre,
 }
 
 MAX_CHECKS = 200
@@ -71,6 +74,7 @@ def verify(cert) -> list:
     params = cert["params"]
     try:
         check_symbolic(cid, symbolic)
+        check_size(cid, cert["size"], params)
         require(isinstance(params, dict), "params must be an object")
         fn = PARAMS[cid]
         fn(params, checks, symbolic) if cid in ("P1-P7.1", "P2-rational") else fn(params, checks)

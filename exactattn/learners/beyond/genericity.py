@@ -180,5 +180,6 @@ def statement(result, H0) -> str:
     return (f"{head} and the draw {draw} is generic for it ({conditions}): the learner "
             f"maps these answers to this model, so any oracle with ≤ {H0} heads{among} giving "
             f"the same answers is this model or has this draw in its own bad set (a proper "
-            f"algebraic set for a canonical model: probability 0 for continuous draws; "
-            f"Schwartz–Zippel bounds in the claim economy-prob1)")
+            f"algebraic set for a canonical model: for a fixed oracle chosen independently of "
+            f"the draw, probability 0 for continuous draws; Schwartz–Zippel bounds in the "
+            f"claim economy-prob1)")

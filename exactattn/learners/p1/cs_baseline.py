@@ -4,7 +4,7 @@
 2. m random rank-one projections y_i = a_iᵀ W b_i from the length-2 queries [(a_i + b_i), b_i]
    (the sigmoid inversion of P1 Thm 4.1), with Gaussian a_i, b_i of variance 1/d.
 3. Ŵ = argmin ‖X‖_* subject to a_iᵀ X b_i = y_i (i = 1 … m): nuclear-norm minimisation, solved
-   with cvxpy (optional extra ``pip install exactattn[cvx]``; imported lazily).
+   with cvxpy (optional extra ``pip install ".[cvx]"`` from a clone; imported lazily).
 
 It recovers a rank-r W with high probability once m is a constant times r·d (up to log factors,
 as reported in P1); the exact skeleton learner (:mod:`.low_rank`) needs exactly r(2d − r)
@@ -30,7 +30,7 @@ def require_cvxpy():
         import cvxpy
     except ImportError:
         raise ImportError("the compressed-sensing baseline (P1 Thm 5.1) needs cvxpy: "
-                          "pip install exactattn[cvx]") from None
+                          'pip install ".[cvx]" from a clone of exactattn') from None
     return cvxpy
 
 
@@ -63,7 +63,7 @@ def learn_low_rank_cs(oracle, dim, measurements, backend="float", seed=None, sol
     """Learn W by m = ``measurements`` random rank-one projections and nuclear-norm
     minimisation (P1 Thm 5.1), plus d queries for v: d + m queries of length ≤ 2.
 
-    Float path only (``backend="float"``); needs cvxpy (``pip install exactattn[cvx]``).
+    Float path only (``backend="float"``); needs cvxpy (``pip install ".[cvx]"`` from a clone).
     The result is *not* certified: it is the solver's minimiser, right only when m is
     large enough (compare with the exact skeleton of :func:`learn_low_rank`)."""
     if backend != "float":

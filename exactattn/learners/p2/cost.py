@@ -12,6 +12,18 @@ memory and time; :func:`check_budget` refuses, with the estimate in one line, a 
 budget unless ``force`` is given — and refuses even then an answer larger than what FLINT
 can allocate (``expfield.MAX_TERMS``: a failed allocation there aborts the process).
 
+The answers' size is set by the oracle's true head count, which only the answers show, so
+each phase is priced when what it depends on is known (docs/design.md §2.3):
+
+* before the first query, the schedule at H₀ (the worst case);  a P2 run on the exact
+  backend re-estimates it from its first copy-count answer, so up front it is refused only
+  when it is over the budget even with one-head answers (``observed=True`` of
+  :func:`check_budget`; the term limit stays at H₀: an answer that large must never be asked
+  for);
+* after the schedule, the validation queries (:func:`estimate_validation`) at the shapes
+  they will have and the recovered head count H* (an oracle of the class has exactly H*
+  canonical heads; one that has more fails at its first validation query).
+
 The time model is a rate measured on the reference machine (2 cores): about
 ``SECONDS_PER_TERM`` per answer term over a whole certified run (oracle, learner and
 certification; ``benchmarks/bench_core.py`` prints the measured figures), and
@@ -21,7 +33,7 @@ estimates for refusing hopeless runs, never a guarantee.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import lcm
 
@@ -29,10 +41,15 @@ from ...arith import expfield
 from .schedule import published_count, published_max_length
 
 __all__ = ["CostEstimate", "CostExceeded", "Budget", "DEFAULT_BUDGET", "estimate_multi_head",
-           "estimate_answer", "check_budget"]
+           "estimate_validation", "estimate_answer", "check_budget"]
 
+#: terms of a one-head answer to a copy-count query (two distinct tokens: 2 over 2)
+ONE_HEAD_TERMS = 4
 #: seconds per answer term over a whole certified exact run (measured at (d, H) = (16, 8))
 SECONDS_PER_TERM = 1.5e-6
+#: seconds per term and pass of an exact validation answer (evaluated and compared, not
+#: interpolated): 0.9–2e-7 measured at d = 2, H = 6…8 on the reference machine
+VALIDATION_SECONDS_PER_TERM = 2e-7
 #: seconds per head × token × d² on the mp / float backends (answers are numbers; mp at 50
 #: digits takes ~7 ms per length-17 query at (16, 8))
 MP_SECONDS_PER_OP = 2e-7
@@ -105,6 +122,33 @@ def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: 
                         total * _term_bytes(exponent_bits), total * SECONDS_PER_TERM)
 
 
+def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exact",
+                        exponent_bits: int = 40) -> CostEstimate:
+    """The validation queries of a multi-head run, priced after its schedule (module
+    docstring): ``shapes`` are their (length, distinct tokens) in asking order
+    (:func:`~exactattn.learners.result.validation.validation_shapes`), ``heads`` the recovered
+    head count H*.  On the exact backend an answer of H* heads on k distinct tokens has
+    ≤ 2·k^H* terms (k^H* in the numerator and in the denominator, as in
+    :func:`estimate_answer`; the measured sizes are within a few per cent of it).  Memory:
+    every answer is kept (``result.validation``) plus one comparison's two operands; time:
+    three passes over each answer's terms (the oracle's answer, the model's, their cross
+    products) at ``VALIDATION_SECONDS_PER_TERM``."""
+    shapes = [(int(L), int(k)) for L, k in shapes]
+    length = max((L for L, _ in shapes), default=0)
+    what = (f"validation after the multi-head schedule at d={d}, H0={H0} ({backend}), priced "
+            f"at the {heads} recovered head{'' if heads == 1 else 's'}")
+    if backend != "exact":
+        seconds = sum(L for L, _ in shapes) * max(1, heads) * d * d * MP_SECONDS_PER_OP
+        return CostEstimate(what, len(shapes), length, 1, 0, len(shapes) * 64, seconds,
+                            exact=False)
+    per_answer = [2 * k ** heads for _, k in shapes]
+    top = max(per_answer, default=0)
+    held = sum(per_answer) + 2 * top          # every answer is kept; one comparison at a time
+    return CostEstimate(what, len(shapes), length, top, exponent_bits,
+                        held * _term_bytes(exponent_bits),
+                        3 * sum(per_answer) * VALIDATION_SECONDS_PER_TERM)
+
+
 def estimate_answer(model, tokens):
     """One exact evaluation F(X) of a rational model (docs/design.md §2): numerator and
     denominator have up to min(Π_h n_h, 1 + Σ_h span_h) terms each (n_h ≤ n distinct
@@ -134,16 +178,29 @@ def estimate_answer(model, tokens):
                         terms * _term_bytes(bits), terms * SECONDS_PER_TERM / 3)
 
 
-def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None):
+def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None,
+                 observed: bool = False):
     """Raise CostExceeded (one line: the estimate, the budget and the way out) when the
     estimate is above the budget (default DEFAULT_BUDGET) and ``force`` is not given; an
-    answer beyond FLINT's allocation limit is refused even with ``force``."""
+    answer beyond FLINT's allocation limit is refused even with ``force``.
+
+    ``observed=True``: the run re-estimates its cost from a real answer before it asks the
+    rest (the exact P2 schedule, after its first copy-count answer), so the budget is held
+    here to the estimate's queries at one head's answer size (2·2 terms) — refused only what
+    is over the budget whatever the oracle's head count (module docstring)."""
     if estimate.terms_per_answer > expfield.MAX_TERMS:
         raise CostExceeded(f"refused: {estimate.summary()}; one answer exceeds the "
                            f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic "
                            f"(use --backend mp{_skip_validation(estimate)})")
     if force:
         return estimate
+    if observed and estimate.exact and estimate.terms_per_answer > ONE_HEAD_TERMS:
+        terms = estimate.terms_per_answer
+        estimate = replace(estimate, what=estimate.what + ", priced at one-head answers until "
+                           "the first copy-count answer shows their size",
+                           terms_per_answer=ONE_HEAD_TERMS,
+                           bytes=estimate.bytes * ONE_HEAD_TERMS // terms,
+                           seconds=estimate.seconds * ONE_HEAD_TERMS / terms)
     budget = DEFAULT_BUDGET if budget is None else budget
     over = estimate.bytes > budget.bytes or estimate.seconds > budget.seconds
     if over:

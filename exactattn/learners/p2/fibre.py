@@ -506,7 +506,9 @@ class _Search:
         fam = self.families[self.order[depth]]
         children = []
         for E in labellings(len(fam.poles), node.H, node.blocks):
-            children.append({"labels": E, **self.child(node, fam, E, depth)})
+            ch = self.child(node, fam, E, depth)    # the dict itself: a leaf's slot grows
+            ch["labels"] = E                        # in place when the fibre is extended
+            children.append(ch)
         return {"children": children}
 
     def child(self, node, fam, E, depth):

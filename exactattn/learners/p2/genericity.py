@@ -129,11 +129,12 @@ def statement(result, schedule, box) -> str:
                 f"the same answers")
     D, size = degree_bound(d, H0), 2 * box + 1
     bound = Fraction(D, size)
-    prob = (f"probability ≤ D/|S| = {D}/{size} ≈ {float(bound):.2g} over a draw uniform on "
+    prob = (f"for a fixed oracle chosen independently of the draw, that has probability "
+            f"≤ D/|S| = {D}/{size} ≈ {float(bound):.2g} over a draw uniform on "
             f"S = {{−{box}…{box}}} (D ≤ {D}, Schwartz–Zippel), 0 for continuous draws"
             if bound < 1 else
             f"the Schwartz–Zippel bound D/|S| = {D}/{size} ≥ 1 says nothing at this box")
     return (f"{head} and the draw (U, X) is generic for it (det U ≠ 0, det X ≠ 0, separated "
             f"poles, visible heads, unique matching): the learner maps these answers to this "
             f"model, so any oracle with ≤ {H0} heads giving the same answers is this model or "
-            f"has this draw in its own bad set ({prob})")
+            f"has this draw in its own bad set; {prob}")

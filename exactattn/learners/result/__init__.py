@@ -16,8 +16,9 @@ class LearnResult:
     ``heads`` are canonical (P2) for multi-head learners; ``model`` is the recovered model
     (a :class:`~exactattn.models.MultiHeadAttention` here; a one-layer Transformer for
     ``learn_transformer``); ``compare(truth)``, ``to_numpy()``, ``to_json()`` and ``save(path)``
-    use it; ``certificate`` holds the exact certification record on the exact backend (None
-    elsewhere); ``error_bar`` what an mp / float result proves about its parameters (an
+    use it; ``write_certificate(path)`` writes the run's stand-alone certificate for
+    ``python -m proofs_checks.verify``; ``certificate`` holds the exact certification record
+    on the exact backend (None elsewhere); ``error_bar`` what an mp / float result proves about its parameters (an
     :class:`~exactattn.learners.result.precision.ErrorBar`; None on exact); ``notes`` lists
     non-fatal observations (e.g. fewer canonical heads than the bound).  The learners pass
     (W, v) pairs; they are turned into heads once, here.
@@ -45,6 +46,11 @@ class LearnResult:
     validation_queries: int = 0
     validation: list = field(default_factory=list, repr=False)
     proves: str | None = None
+    #: ``certify_unique=True`` (P2 answer fibres, docs/design.md §11): the queries asked
+    #: beyond the schedule to shrink the fibre to one model, and the
+    #: :class:`~exactattn.learners.p2.unique.Uniqueness` (fibre, extra families), else None
+    unique_queries: int = 0
+    uniqueness: object = field(default=None, repr=False)
 
     def __post_init__(self):
         from ...models.attention import AttentionHead
@@ -88,6 +94,34 @@ class LearnResult:
         """Write :meth:`to_json` to ``path``."""
         with open(path, "w") as f:
             f.write(self.to_json() + "\n")
+
+    def write_certificate(self, path, truth=None) -> None:
+        """Write the run's stand-alone identifiability certificate (claim ``run``,
+        docs/design.md §8; docs/evidence.md) to ``path``: exactly what ``exactattn learn ...
+        --backend exact --certificate FILE`` writes, which ``python -m proofs_checks.verify
+        FILE`` re-checks from the file alone.  With ``truth`` (the model the oracle answers
+        from) the file carries it too, and the checker confirms the recovered heads are its
+        canonical form.
+
+        ValueError (one line, nothing written) for an inexact result (mp / float answers are
+        not exact, so there is nothing to re-check exactly) and for a learner without a
+        ``run`` record (single-head, low-rank and the multi-head schedules have one; the
+        Transformer, noisy and membership learners do not)."""
+        if self.backend != "exact":
+            raise ValueError(f"write_certificate needs an exact result: this {self.algorithm} "
+                             f"result is on the {self.backend} backend, whose answers the "
+                             f"checker cannot re-check exactly (learn with backend='exact')")
+        from proofs_checks.common import run_certificate    # the format the checker reads
+        try:
+            cert = run_certificate(self, truth)
+        except (KeyError, ValueError):
+            raise ValueError(f"write_certificate: the {self.algorithm} learner has no run "
+                             f"record (single-head, low-rank and the multi-head schedules "
+                             f"have one)") from None
+        import json
+        text = json.dumps(cert, ensure_ascii=False)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
 
     def __repr__(self):
         return (f"LearnResult({self.algorithm}, d={self.dim}, backend={self.backend}, "

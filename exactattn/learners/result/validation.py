@@ -86,6 +86,8 @@ def max_length(H0: int) -> int:
 def validation_shapes(rng: random.Random, H0: int, count: int, schedule_length=None):
     """The (length, distinct tokens) of ``count`` validation queries, in asking order
     (module docstring); ``schedule_length`` is the run's longest query (default 2H₀ + 1)."""
+    if isinstance(H0, bool) or not isinstance(H0, int) or H0 < 1:
+        raise ValueError(f"validation needs a head bound H0 >= 1, got {H0!r}")
     top = max_length(H0)
     old = 2 * H0 + 4
     first = min(top, (2 * H0 + 1 if schedule_length is None else schedule_length) + 1)

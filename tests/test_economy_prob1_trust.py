@@ -134,3 +134,20 @@ def test_draws_in_the_bad_set_are_exhibited_at_a_small_box(monkeypatch):
     c["generic"] = c["generic"][1:]
     with pytest.raises(Rejected, match=f"seed {generic_seed}: no generic run"):
         _check(c)
+
+
+def test_a_pair_record_is_accepted_only_where_the_pair_condition_vanishes(cert):
+    """At seed 63's x2 the pair family of the quick model's two heads collides for
+    α/β = 50/61 (its first direction b per head: the kernel of the other head's v)."""
+    c = cert["checks"][0]
+    model = E.heads(c["model"], 2, "model")
+    b = [[str(x) for x in _seeing(model, h)] for h in range(2)]
+    _, X = draw(63, 2, 1000)
+    entry = {"seed": 63, "b_a": b[0], "b_g": b[1], "alpha": 50, "beta": 61}
+    assert E.pair_violation(entry, model, X, 1000, "pair") == "pair (1,2) at x2: poles"
+    with pytest.raises(Rejected, match="no pair condition vanishes"):
+        E.pair_violation(dict(entry, alpha=51), model, X, 1000, "pair")
+    with pytest.raises(Rejected, match=r"alpha: 50 > 40"):
+        E.pair_violation(entry, model, X, 40, "pair")
+    with pytest.raises(Rejected, match="see the same head"):
+        E.pair_violation(dict(entry, b_g=b[0]), model, X, 1000, "pair")

@@ -78,7 +78,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     ``certify_unique=True`` (exact backend, P2 schedule; beyond P2, docs/design.md §11):
     after the schedule, the transcript's *answer fibre* — every canonical model with at most
     H₀ heads that gives these answers — is computed exactly, and extra copy-count families
-    (2H₀ queries each, at most ``unique_families``, default 8) are asked until it is one
+    (2H₀ queries each, at most ``unique_families``, default d² + 4) are asked until it is one
     model.  The result is then that model, with no probability and no genericity theorem
     involved (it is the oracle itself when the oracle has ≤ H₀ heads; a twin that the
     schedule could not tell from the learner's model is found and returned);
@@ -165,13 +165,14 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
 def _certify_unique(result, orc, H0, rng, families, progress):
     """Shrink the transcript's answer fibre to one model (:mod:`.p2.unique`) and make the
     result that model; the extra queries are counted apart (``result.unique_queries``)."""
-    from .p2.unique import certify_unique
+    from .p2.unique import certify_unique, default_families, prefetch_families
     U, X = result.extra["U"], result.extra["X"]
     answers = [a for _, a in result.transcript]
     try:
+        limit = default_families(result.dim) if families is None else families
         u = certify_unique(orc, Schedule(U, X, H0), answers, random.Random(rng.getrandbits(64)),
-                           max_families=8 if families is None else families,
-                           progress=progress)
+                           max_families=limit, progress=progress,
+                           prefetch=prefetch_families(result.dim, len(result.heads), H0, limit))
     except LearningFailure as e:
         for key in ("U", "X"):
             e.details.setdefault(key, result.extra.get(key))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .qt import element, same_element
 from .parse import rat, require, same_json
 
 FORMAT = "exactattn-certificate"
@@ -82,6 +83,11 @@ CLAIMS = {
                       "the economy schedule's generic run (exact, structure count) fails only on "
                       "a proper algebraic set: Pr ≤ D/min|S|; every failure is named, no wrong "
                       "model", {"economy-prob1"}),
+    "P2-unique": ("beyond the papers: certified uniqueness",
+                  "the answer fibre of a P2 transcript (every canonical model with ≤ H0 heads "
+                  "giving its answers) is computed exactly; extra copy-count families shrink it "
+                  "to one model, the oracle, with no probability or genericity theorem",
+                  {"fibre"}),
     # a user's own run with --certify-unique (beyond P2, answer fibres)
     "unique": ("docs/design.md §11",
                "certified uniqueness of one exact run: every canonical model with at most H0 "
@@ -119,6 +125,13 @@ SIZES = {
     "economy-count": {"quick": {"d,H": [[2, 2], [3, 2], [4, 3], [8, 4], [2, 3]]},
                       "full": {"d,H": [[2, 2], [3, 2], [3, 3], [4, 2], [4, 3], [5, 3], [6, 4],
                                        [8, 4], [2, 3], [3, 4], [10, 5]]}},
+    "P2-unique": {"quick": {"d,H,H0": [[1, 1, 3], [2, 1, 2], [2, 2, 3], [3, 2, 2]],
+                            "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
+                            "prob1 d,H,draws": [[1, 3, 5], [2, 3, 5]]},
+                  "full": {"d,H,H0": [[1, 1, 3], [1, 2, 3], [2, 1, 2], [2, 1, 3], [2, 2, 3],
+                                      [2, 3, 3], [3, 1, 2], [3, 2, 2], [3, 3, 3]],
+                           "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
+                           "prob1 d,H,draws": [[1, 3, 50], [2, 2, 50], [2, 3, 50]]}},
     "economy-prob1": {"quick": {"d,H,box,trials": [[2, 2, 1000, 40]]},
                       "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100],
                                                   [2, 2, 40, 200]]}},
@@ -334,7 +347,35 @@ def params_unique(p, checks):
             p["dim"] == checks[0].get("dim"), "params: expected {learner: multi-head, dim}")
 
 
-PARAMS = {"run": params_run, "floor": params_floor, "economy-count": params_economy_count,
+def params_p2_unique(p, checks):
+    """One fibre record per grid point (d, H, H0) with an H-head true model, certified unique;
+    then the lemma's two (the one-head model and its two-head twin: the same schedule answers,
+    each certified unique); then every P2-prob1 draw (H0 = H), in order."""
+    fib = _of(checks, "fibre")
+    require(len(fib) == len(checks), "params: P2-unique holds fibre records only")
+    want = [(d, H0, H, True) for d, H, H0 in p["d,H,H0"]]
+    d, H0, _ = p["lemma d,H0,box"]
+    want += [(d, H0, 1, True), (d, H0, 2, True)]
+    want += [(d, H, H, None) for d, H, n in p["prob1 d,H,draws"] for _ in range(n)]
+    got = [(c.get("dim"), c.get("H0"), len(c.get("truth") or ()),
+            True if c.get("model") is not None else None) for c in fib]
+    require(len(got) == len(want) and all(
+        g[:3] == w[:3] and (w[3] is None or g[3]) for g, w in zip(got, want)),
+        "params: the fibre records do not cover the grid, the lemma and the P2-prob1 draws "
+        "in order (each grid and lemma record certified unique)")
+    k = len(p["d,H,H0"])
+    one, two = fib[k], fib[k + 1]
+    n = 1 + 2 * H0 * (2 * d * d - 1)                      # the P2 schedule's length
+    require(one["U"] == two["U"] and one["X"] == two["X"] and len(one["transcript"]) >= n
+            and len(two["transcript"]) >= n and all(
+                a["tokens"] == b["tokens"] and same_element(element(a["answer"], "lemma"),
+                                                            element(b["answer"], "lemma"))
+                for a, b in zip(one["transcript"][:n], two["transcript"][:n])),
+            "params: the lemma's two records do not share their draw and their schedule "
+            "answers (equal in Q(t))")
+
+
+PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,

@@ -8,7 +8,7 @@ exactly 2(H0 − H) more (the first family's extra samples); docs/design.md §10
    with its block, the per-block counts must equal the block structure of
    :mod:`exactattn.learners.beyond.economy_structure` at (d, H, H0), the recovered heads must equal
    the canonical form exactly, and the run is certified exactly in Q(t) by the learner; each
-   count record points at the run's identifiability certificate (a ``run`` record: the
+   count record points at the run's consistency-and-genericity certificate (a ``run`` record: the
    checker rebuilds the schedule, re-checks every answer and the genericity conditions at the
    recovered model, and recounts the blocks on the rebuilt schedule).
 2. Symbolic: Σ multiplicity × samples over the blocks is expanded (sympy) and must equal the

@@ -51,7 +51,7 @@ def _rows(M):
 
 
 def run_record(result, model=None) -> dict:
-    """The identifiability certificate of one exact run (docs/design.md §8): learner, sizes,
+    """The consistency-and-genericity certificate of one exact run (docs/design.md §8): learner, sizes,
     the random vectors, the whole transcript of this run and the recovered heads; with
     `model`, the true model too."""
     params, vectors = run_params(result)
@@ -63,7 +63,7 @@ def run_record(result, model=None) -> dict:
     return rec
 
 
-RUN_STATEMENT = ("identifiability certificate of one exact learner run: the transcript is the "
+RUN_STATEMENT = ("consistency-and-genericity certificate of one exact learner run: the transcript is the "
                  "learner's schedule, the recovered model reproduces every answer, and the draw "
                  "is generic for it")
 

@@ -84,7 +84,7 @@ def exact_instances(dim: int, seed: int):
 
 def learn_each(models, dim, seed):
     """Learn A, B, C with H₀ = 1, 2, 3 (P2 learner); returns the recovered models and the run
-    records (identifiability certificates with the true models)."""
+    records (consistency-and-genericity certificates with the true models)."""
     from exactattn.learners.multi_head import learn_multi_head
     out, runs = {}, []
     for H0, (name, model) in enumerate(models.items(), start=1):

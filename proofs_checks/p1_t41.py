@@ -4,7 +4,7 @@
 For each d of the grid a seeded random rational head is learned through a counting, no-peek
 oracle on the exact backend; the oracle's own count and maximum length must equal d² + d and
 2, and the recovered (W, v) must equal the true head exactly.  The certificate carries, per d,
-an identifiability certificate (a ``run`` record: the transcript with every answer in Q(t),
+a consistency-and-genericity certificate (a ``run`` record: the transcript with every answer in Q(t),
 the recovered and the true head), from which the independent checker rebuilds the schedule
 (probes from v), replays every answer and confirms v ≠ 0 and the probe conditions: any single
 head giving these answers is this head.

@@ -9,7 +9,7 @@ A raw model with five heads — (W₁, a), (W₁, b), (W₂, c), (W₃, w), (W�
 * the multi-head learner returns exactly the canonical form when told the raw bound H₀ = 5
   (merged poles, an invisible cancelled head) and when told H₀ = 2, the canonical count
   (fewer queries: the function *is* a 2-head function);
-* every learner run is an identifiability certificate (``run`` record with the raw model):
+* every learner run is a consistency-and-genericity certificate (``run`` record with the raw model):
   the checker rebuilds its schedule, replays every answer against the raw and the recovered
   model, compares the recovered heads with its own canonical form of the raw model (as
   multisets) and confirms the draw is generic for the recovered model.

@@ -18,7 +18,7 @@ What is proved and what is sampled (docs/claims.md):
    head), with H known and with the bound H₀ = H + 1, a seeded random rational model is
    learned through a counting oracle; the run's transcript must be exactly the Schedule's
    queries for the run's (U, X, H₀), the oracle's count and maximum length the formulas, the
-   recovered heads the canonical form exactly; every run is recorded as an identifiability
+   recovered heads the canonical form exactly; every run is recorded as a consistency-and-genericity
    certificate (its whole transcript).  That the learner asks only the schedule is sampled, not
    proved: a learner that asked otherwise at some d outside the grid would not be seen.
 4. Sampled, an independent check: the count polynomial of degree ≤ 2 in d and H₀ fitted to the

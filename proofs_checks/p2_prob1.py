@@ -32,7 +32,7 @@ unique-matching polynomials add factors of their own: at d = 2, H = 3, D = 91 wi
    pole or visibility condition fails; at 10⁴ trials every second one with the residues moved
    too); the learner runs on each and the checker predicts its outcome.
 3. The certificate records the seeds, the outcome of every trial that did not recover, the
-   tallies, and full identifiability certificates (``run`` records) for a sample of the
+   tallies, and full consistency-and-genericity certificates (``run`` records) for a sample of the
    successes.  The checker re-draws every trial, decides bad-set membership itself and
    predicts every outcome from the learner's rules.
 """
@@ -57,7 +57,7 @@ __all__ = ["CLAIM", "trial", "analyse", "binomial_upper_limit", "ALPHA", "ENUM_L
 ALPHA = Fraction(1, 1000)
 #: exact enumeration of the box when it has at most this many points (the checker's limit)
 ENUM_LIMIT = 30_000
-#: successes kept as full identifiability certificates, per configuration
+#: successes kept as full consistency-and-genericity certificates, per configuration
 SAMPLE = 2
 #: where the Monte Carlo trials run (exactattn.sweep executors: "pool" or "serial")
 EXECUTOR = "pool"

@@ -9,7 +9,6 @@ import pytest
 
 from exactattn.errors import LearningFailure
 from exactattn.learners.beyond import economy
-from proofs_checks import verify
 from proofs_checks.beyond_economy import PROB1, run_prob1
 from proofs_checks.checker import economy_prob1 as E
 from proofs_checks.checker.bad_set import draw

@@ -24,6 +24,10 @@ RETIRED = {
     "in its own bad set (probability ≤ D/|S|":
         "reads as the chance that another model explains the answers; the bound holds for a "
         "fixed oracle chosen independently of the draw",
+    "identifiability certificate":
+        "a run record proves consistency and genericity at the recovered model, not that the "
+        "oracle is that model (P2-nonunique's twin passes it); uniqueness is the fibre "
+        "certificate's (docs/design.md §11)",
 }
 
 

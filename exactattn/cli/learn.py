@@ -73,7 +73,7 @@ def register(sub):
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", metavar="FILE", default=None, type=output_file("file"),
                    help="exact single-head, multi-head, low-rank: write a stand-alone "
-                        "identifiability certificate of the run that "
+                        "consistency-and-genericity certificate of the run that "
                         "'python -m proofs_checks.verify FILE' checks")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.add_argument("--force", action="store_true",
@@ -386,7 +386,7 @@ def run(a):
 
 
 def _write_certificate(path, result, model):
-    """The run's identifiability certificate (docs/design.md §8), written to `path`
+    """The run's consistency-and-genericity certificate (docs/design.md §8), written to `path`
     (:meth:`~exactattn.LearnResult.write_certificate`, the same file from Python)."""
     result.write_certificate(path, model)
     return path

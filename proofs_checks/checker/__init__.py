@@ -14,7 +14,7 @@ traceback.
 One module per certificate kind:
 
 * ``run`` (:mod:`.run`, dispatched by learner to :mod:`.run_multi_head`,
-  :mod:`.run_single_head`, :mod:`.run_low_rank`) — an identifiability certificate: the
+  :mod:`.run_single_head`, :mod:`.run_low_rank`) — a consistency-and-genericity certificate: the
   transcript must be exactly the schedule rebuilt from the recorded vectors (and, for P1's
   adaptive probes, from the recovered v), the recovered model must reproduce every answer in
   Q(t), and every genericity condition is evaluated at the recovered model;

@@ -3,7 +3,7 @@ probability one), recomputed here, with witnesses, D, the Schwartz–Zippel boun
 bad-set probability where enumeration is small, and the Monte Carlo trials — re-drawn here
 from their seeds with the standard library's ``random.Random``, classified here (bad set or
 not), their outcomes predicted here from the learner's rules (:mod:`.predict`), a sample of
-the successes checked as full identifiability certificates (:mod:`.run`), and the failure
+the successes checked as full consistency-and-genericity certificates (:mod:`.run`), and the failure
 rate compared with D/|S| by an exact binomial test with a Bonferroni correction.
 """
 
@@ -295,7 +295,7 @@ def _monte_carlo(mc, model, d, H, box, bound, polys, checks):
             f"≤ {fmt(bound)} (exact binomial, level {fmt(level)} = {fmt(alpha)}/{tests}; it "
             f"{power_sentence(n, bound, level)}; {caught_sentence(n)}); "
             f"Clopper–Pearson upper limits at 1 − {fmt(level)}: failure {fmt(fu)}, bad set "
-            f"{fmt(bu)}; {len(sample)} successes checked as identifiability certificates "
+            f"{fmt(bu)}; {len(sample)} successes checked as consistency-and-genericity certificates "
             f"({answers} answers re-checked)" + cond_msg)
 
 

@@ -47,7 +47,7 @@ CLAIMS = {
                      {"non-unique", "run"}),
     # a user's own run (`exactattn learn ... --certificate FILE`)
     "run": ("docs/design.md §8",
-            "identifiability certificate of one exact learner run: the transcript is the "
+            "consistency-and-genericity certificate of one exact learner run: the transcript is the "
             "learner's schedule, the recovered model reproduces every answer, and the draw is "
             "generic for it",
             {"run"}),

@@ -13,7 +13,7 @@ to the closed form
 with S = 2H0 (economy: H known, H0 = H) or S = 2H (adaptive), for H ≥ 2.
 
 The record names its run (``"run": k``, the index of a ``run`` record of the same variant,
-size and H0, checked as an identifiability certificate by its own check): the measured
+size and H0, checked as a consistency-and-genericity certificate by its own check): the measured
 per-block counts must be those of the schedule the run checker rebuilds
 (:mod:`.run_economy`), and the queries and the maximum length those of its transcript.
 """

@@ -1,6 +1,6 @@
 """Check kind ``economy-prob1``: the economy schedule's generic run has probability at least
 1 − D/box over the draw (beyond the papers; docs/design.md §10), by a Monte Carlo whose
-successes carry their identifiability certificates and whose other draws are each shown to
+successes carry their consistency-and-genericity certificates and whose other draws are each shown to
 lie in the bad set.
 
 A record covers one configuration (d, H, box, trials) of a seeded model: the Monte Carlo ran
@@ -21,7 +21,7 @@ the claim's, not the certificate's).  The checker
 * re-draws U, X of each recorded generic run from its seed with ``random.Random`` (the
   learner's first draw) and requires the run's vectors to be exactly those, each seed in the
   range and used once — so a run cannot be moved to another draw or counted twice;
-* checks each such run as an identifiability certificate (:func:`.run.check_run`: the
+* checks each such run as a consistency-and-genericity certificate (:func:`.run.check_run`: the
   transcript is the schedule rebuilt from the vectors and the recovered model, every answer
   reproduced in Q(t), genericity at the recovered model) of the recorded true model, with
   exactly the generic count 1 + 2Hd + (d − 1)(1 + Hd + H(H − 1)/2) of queries (its own

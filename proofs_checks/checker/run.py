@@ -1,4 +1,4 @@
-"""Check kind ``run``: the identifiability certificate of one exact learner run
+"""Check kind ``run``: the consistency-and-genericity certificate of one exact learner run
 (docs/design.md §8).
 
 A record ``{"kind": "run", "learner": L, "dim": d, "params": {...}, "vectors": {...},
@@ -79,7 +79,7 @@ def rebuild(c):
 
 
 def check_run(c, checks=()):
-    """Identifiability certificate of one run: (a) transcript = rebuilt schedule, (b) every
+    """Consistency-and-genericity certificate of one run: (a) transcript = rebuilt schedule, (b) every
     answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
     mod, run, rec, expected = rebuild(c)
     name, dim = c["learner"], c["dim"]

@@ -29,7 +29,7 @@ import itertools
 
 from .linalg import det, rank
 from .parse import integer, listed, matrix, require, vector
-from .run_multi_head import dot, score
+from .run_multi_head import ASSUMED, dot, score
 
 MAX_H0 = 16   # the adaptive runs of economy-count go up to H0 = 2H = 10
 #: the learner tries the H! pairings of one-query matching up to this many heads
@@ -37,7 +37,7 @@ MAX_ONE_QUERY_HEADS = 6
 
 PROVES = ("the learner maps these answers to this model; any oracle with ≤ H0 heads giving "
           "the same answers is this model or has this draw (U, X, the directions, α, β) in "
-          "its own bad set")
+          "its own bad set" + ASSUMED)
 
 
 def add(a, b):

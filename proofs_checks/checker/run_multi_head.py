@@ -16,8 +16,12 @@ NAME = "multi-head"
 PARAMS = ("H0",)
 VECTORS = ("U", "X")
 MAX_H0 = 8
+#: what a multi-head run record rests on and does not check (named in every PROVES string)
+ASSUMED = ("; the step from 'generic at the recovered model' to this is Theorem 1 of "
+           "docs/evidence.md, a proof sketch assumed here, not checked — a fibre certificate "
+           "(docs/design.md §11) proves uniqueness without it")
 PROVES = ("the learner maps these answers to this model; any oracle with ≤ H0 heads giving "
-          "the same answers is this model or has this draw in its own bad set")
+          "the same answers is this model or has this draw in its own bad set" + ASSUMED)
 
 #: the checker's copy of the schedule structure (1-based indices; see exactattn's schedule)
 STRUCTURE = {

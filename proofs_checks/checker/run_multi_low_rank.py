@@ -21,7 +21,7 @@ from .parse import integer, require
 from .run_economy import (Queries, column_one, column_one_conditions, directions, dual_column,
                           dual_conditions, dual_path, internal, no_directions, read_common,
                           residue_columns, residue_conditions)
-from .run_multi_head import dot
+from .run_multi_head import ASSUMED, dot
 
 NAME = "multi-head-low-rank"
 PARAMS = ("H0", "head_order", "rank")
@@ -29,7 +29,7 @@ VECTORS = ("U", "X", "singles", "coefficients")
 PROVES = ("the learner maps these answers to this model; any oracle with ≤ H0 heads giving "
           "the same answers (each head of rank ≤ r when the rank r is given: the entries "
           "outside the skeleton are a promise) is this model or has this draw (U, X, the "
-          "directions, α, β) in its own bad set")
+          "directions, α, β) in its own bad set" + ASSUMED)
 
 
 def read(dim, params, vectors):

@@ -182,4 +182,5 @@ def statement(result, H0) -> str:
             f"the same answers is this model or has this draw in its own bad set (a proper "
             f"algebraic set for a canonical model: for a fixed oracle chosen independently of "
             f"the draw, probability 0 for continuous draws; Schwartz–Zippel bounds in the "
-            f"claim economy-prob1)")
+            f"claim economy-prob1; the step to this is the analogue of Theorem 1 of "
+            f"docs/evidence.md, a proof sketch, assumed)")

@@ -137,4 +137,5 @@ def statement(result, schedule, box) -> str:
     return (f"{head} and the draw (U, X) is generic for it (det U ≠ 0, det X ≠ 0, separated "
             f"poles, visible heads, unique matching): the learner maps these answers to this "
             f"model, so any oracle with ≤ {H0} heads giving the same answers is this model or "
-            f"has this draw in its own bad set; {prob}")
+            f"has this draw in its own bad set (Theorem 1 of docs/evidence.md, a proof "
+            f"sketch, assumed; certify_unique proves uniqueness without it); {prob}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ...errors import LearningFailure, OutOfClass
-from .family_function import FamilyFunction, family_queries, read_family
+from .family_function import family_queries, read_family
 from .fibre import compute_fibre
 
 __all__ = ["transcript_families", "certify_unique", "Uniqueness", "NotUnique",

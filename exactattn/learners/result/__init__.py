@@ -96,7 +96,7 @@ class LearnResult:
             f.write(self.to_json() + "\n")
 
     def write_certificate(self, path, truth=None) -> None:
-        """Write the run's stand-alone identifiability certificate (claim ``run``,
+        """Write the run's stand-alone consistency-and-genericity certificate (claim ``run``,
         docs/design.md §8; docs/evidence.md) to ``path``: exactly what ``exactattn learn ...
         --backend exact --certificate FILE`` writes, which ``python -m proofs_checks.verify
         FILE`` re-checks from the file alone.  With ``truth`` (the model the oracle answers

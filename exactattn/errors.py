@@ -138,8 +138,8 @@ class TooFewHeads(LearningFailure):
 
 
 class OutOfClass(LearningFailure):
-    """A validation query — a fresh random query of a shape the schedule never uses (three
-    distinct tokens, longer than any schedule query) — is answered differently by the
+    """A validation query — a fresh random query of a random shape (lengths 1…4H₀ + 4, 1…6
+    distinct tokens; :mod:`exactattn.learners.result.validation`) — is answered differently by the
     oracle and by the recovered model: exactly (any difference in Q(t)) on the exact
     backend, outside the result's error bar on mp / float (docs/design.md §8).  The oracle
     agrees with the model on the schedule but is not it: not attention of the assumed class.

@@ -235,3 +235,13 @@ def test_one_corrupted_answer_is_never_silent(position):
 
     with pytest.raises(ea.LearningFailure):
         learn_multi_head(f, 2, heads=2, seed=0, backend="exact")
+
+
+def test_low_rank_at_full_rank_is_refused_before_the_first_query():
+    """rank = d on the multi-head low-rank schedule: the budget is checked up front (it used
+    to spend every query and then fail budget-exceeded)."""
+    from exactattn.analysis.beyond import low_rank_model
+    orc = ea.Oracle(low_rank_model(4, 2, 4, seed=0), budget=40)
+    with pytest.raises(ea.BudgetExceeded, match="at least 47"):
+        ea.learn_multi_head(orc, 4, heads=2, rank=4, seed=0)
+    assert orc.queries == 0

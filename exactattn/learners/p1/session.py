@@ -306,8 +306,8 @@ def attach_error_bar(s: Session, result, replay, oracle_precision=None, accuracy
 
 
 def validate_p1(s: Session, result, count: int, seed, kind: str):
-    """Validation queries after a P1 run (:mod:`.validation`, H₀ = 1: three distinct tokens,
-    length ≥ 4), asked of the oracle directly so that the session's transcript stays the
+    """Validation queries after a P1 run (:mod:`.validation`, H₀ = 1: random shapes of
+    length 1…8, length 3 always among them), asked of the oracle directly so that the session's transcript stays the
     schedule's; then ``result.proves`` (:mod:`.proves`).  The draw is seeded apart from
     the run's own (``seed`` mixed with a fixed tag)."""
     from ..result.proves import state

@@ -23,8 +23,9 @@ schedule itself, found here: (a) on mp/float any answers with 0 < σ < 1 are fit
 one head (d² + d equations, d² + d unknowns), so the schedule cannot reject a multi-head
 oracle there; (b) a multi-head oracle built to agree with a single head on every query of the
 schedule (e.g. a second head that only the probe e_k sees, with the same row k of W) passes
-on every backend.  The validation queries asked after every run (:mod:`.validation`: three
-distinct tokens, longer than the schedule's, counted apart from its d² + d) catch both;
+on every backend.  The validation queries asked after every run (:mod:`.validation`: random
+shapes, length 3 and four distinct tokens always among them, counted apart from its d² + d)
+catch both;
 ``holdout=k`` adds k random length-2 validation queries (the schedule's own shape), also
 counted apart.
 """

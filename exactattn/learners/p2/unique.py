@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from ...errors import LearningFailure, OutOfClass
 from .family_function import family_queries, read_family
-from .fibre import compute_fibre
+from .fibre import MAX_NODES, compute_fibre
 
 __all__ = ["transcript_families", "certify_unique", "Uniqueness", "NotUnique",
            "schedule_order", "model_of", "statement", "default_families", "prefetch_families"]
@@ -143,7 +143,7 @@ def _random_family(rng, d):
 
 
 def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int = 8,
-                   progress=None, prefetch: int = 0):
+                   progress=None, prefetch: int = 0, max_nodes: int = MAX_NODES):
     """Shrink the answer fibre of a P2 transcript to one model (module docstring).
 
     ``orc`` is the run's oracle (extra queries are counted there), ``answers`` the schedule's
@@ -151,7 +151,8 @@ def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int
     and NotUnique when ``max_families`` extra families leave more than one model.
     ``prefetch`` extra families are asked before the first fibre and labelled right after
     column 1 (:func:`schedule_order`), where they prune most: worth it when the fibre is known
-    to hold more than one model (fewer heads found than H₀, d ≥ 2: P2-nonunique's twins)."""
+    to hold more than one model (fewer heads found than H₀, d ≥ 2: P2-nonunique's twins).
+    ``max_nodes`` bounds each search (FibreTooLarge beyond it)."""
     d, H0 = schedule.d, schedule.H0
     fams, roles, rho, v = transcript_families(schedule, answers, rng)
     extra, asked_tr = [], []
@@ -171,7 +172,8 @@ def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int
     for _ in range(min(prefetch, max_families)):
         fams.append(ask())
         roles.append("extra")
-    fib = compute_fibre(d, H0, fams, rho, schedule_order(roles), seed=rng.getrandbits(32))
+    fib = compute_fibre(d, H0, fams, rho, schedule_order(roles), max_nodes=max_nodes,
+                        seed=rng.getrandbits(32))
     rounds = [_round(fib)]
     while True:
         if not fib.pieces:
@@ -186,7 +188,7 @@ def certify_unique(orc, schedule, answers, rng: random.Random, max_families: int
             raise NotUnique(f"the answer fibre still holds {len(fib.pieces)} pieces after "
                             f"{len(extra)} extra families ({len(asked_tr)} queries)",
                             pieces=len(fib.pieces), extra_queries=len(asked_tr))
-        fib = fib.extend(ask())
+        fib = fib.extend(ask(), max_nodes=max_nodes)
         rounds.append(_round(fib))
 
 

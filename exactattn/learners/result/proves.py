@@ -27,8 +27,15 @@ def _validation(result, H0) -> str:
                "error bar")
     else:
         how = "are answered as the recovered model answers them within the learner's tolerance"
-    return (f"{n} validation queries of shapes the schedule never asks (3 distinct tokens, "
-            f"length {2 * H0 + 2}…{2 * H0 + 2 + min(n, 3) - 1}) {how}")
+    shapes = [(len(q), len(set(q))) for q, _ in getattr(result, "validation", [])]
+    if shapes:
+        lengths = sorted({L for L, _ in shapes})
+        kinds = sorted({k for _, k in shapes})
+        drawn = (f" (random shapes: lengths {', '.join(map(str, lengths))}; "
+                 f"{', '.join(map(str, kinds))} distinct tokens)")
+    else:
+        drawn = ""
+    return f"{n} validation queries{drawn} {how}"
 
 
 def _inexact(result) -> str:

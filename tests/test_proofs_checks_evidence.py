@@ -38,7 +38,7 @@ def test_check_quick_all_claims_ok_and_certificates_verify(quick, capsys):
     code, certs, out = quick
     assert code == 0
     assert {"P1-T4.1", "P1-T5.1", "P1-P7.1", "P2-rational", "P2-count", "P2-prob1",
-            "P2-canonical", "P2-nonunique"} <= set(certs)
+            "P2-canonical", "P2-nonunique", "P2-unique"} <= set(certs)
     assert verify.main(["-q"] + [str(p) for p in sorted(out.glob("*.json"))]) == 0
 
 
@@ -210,7 +210,8 @@ def _digit_positions(text, start):
 
 @pytest.mark.parametrize("claim, samples", [("P1-T4.1", 20), ("P1-T5.1", 20), ("P1-P7.1", 20),
                                             ("P2-count", 20), ("P2-canonical", 20),
-                                            ("P2-nonunique", 20), ("P2-prob1", 8)])
+                                            ("P2-nonunique", 20), ("P2-prob1", 8),
+                                            ("P2-unique", 20)])
 def test_every_certificate_kind_rejects_tampered_digits(quick, claim, samples):
     import random
     text = json.dumps(quick[1][claim], ensure_ascii=False)

@@ -127,11 +127,13 @@ def test_numpy_oracle_learns_on_float_and_mp():
 
 def test_numpy_oracle_refuses_non_scalars():
     o = ea.numpy_oracle(lambda X: X[-1], dim=2, backend="float")
-    with pytest.raises(TypeError, match="one number"):
+    with pytest.raises(ea.OracleError, match="one number") as e:
         o([[1, 2]])
+    assert isinstance(e.value.__cause__, TypeError)
     o = ea.numpy_oracle(lambda X: np.array(1j), dim=2, backend="float")
-    with pytest.raises(TypeError, match="real number"):
+    with pytest.raises(ea.OracleError, match="real number") as e:
         o([[1, 2]])
+    assert isinstance(e.value.__cause__, TypeError)
 
 
 def test_numpy_oracle_declares_a_shorter_dtype():

@@ -22,7 +22,8 @@ def _cmd(*args):
 def test_ctrl_c_exits_130_quietly():
     # a foreground command in a terminal has SIGINT at its default; a suite started in the
     # background by a non-interactive shell inherits it ignored, so set it as a terminal would
-    p = subprocess.Popen(_cmd("learn", "multi-head", "--dim", "24", "--heads", "8", "--quiet"),
+    p = subprocess.Popen(_cmd("learn", "multi-head", "--dim", "24", "--heads", "8", "--quiet",
+                              "--force"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3)

@@ -357,7 +357,7 @@ def test_observed_answer_size_is_checked_after_two_queries(monkeypatch):
 def test_cli_learn_refuses_dim_64_heads_32_in_one_line(capsys):
     assert main(["learn", "multi-head", "--dim", "64", "--heads", "32", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "524,225 queries" in err[0] and "term limit" in err[0]
+    assert len(err) == 1 and "d=64, H=32" in err[0] and "--force" in err[0]
 
 
 def test_cli_eval_refuses_above_budget_and_force_runs(tmp_path, monkeypatch, capsys):
@@ -418,8 +418,9 @@ def test_the_schedule_is_asked_lazily(monkeypatch):
         if made["n"] > 3:
             raise Stop
         return model(tokens, "exact")
-    with pytest.raises(Stop):
+    with pytest.raises(ea.OracleError) as e:
         learn_multi_head(ea.Oracle(three, dim=3, backend="exact"), 3, heads=2, seed=0)
+    assert isinstance(e.value.__cause__, Stop) and e.value.details["query_index"] == 3
     assert made["n"] == 4                           # the 4th was generated, then refused
 
 

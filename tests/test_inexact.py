@@ -206,8 +206,9 @@ def test_precision_inference_rules():
 @pytest.mark.parametrize("backend", ["mp", "float"])
 def test_non_finite_numbers_are_one_line_errors_naming_the_entry(backend):
     orc = Oracle(lambda t: float("nan"), dim=2, backend=backend)
-    with pytest.raises(ValueError, match="oracle answer"):
+    with pytest.raises(ea.OracleError, match="oracle answer") as e:
         orc([[1, 0]])
+    assert isinstance(e.value.__cause__, ValueError)
     orc = Oracle(random_multi_head(2, 1, seed=1, kind="real"), backend=backend)
     with pytest.raises(ValueError, match="token 0, entry 1"):
         orc([[1.0, float("inf")]])

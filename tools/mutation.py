@@ -131,7 +131,7 @@ MUTANTS = [
        "    X = [draw() for _ in range(d)]\n    return [draw() for _ in range(d)], X")]),
     # --- the claims and certificates
     ("M32", "claim: no Bonferroni correction in P2-prob1",
-     [("proofs_checks/p2_prob1.py", "params[\"seed\"], 2 * len(configs))", "params[\"seed\"], 1)")]),
+     [("proofs_checks/p2_prob1.py", "params[\"seed\"], 2 * len(configs),", "params[\"seed\"], 1,")]),
     ("M33", "certificate writer: Q(t) elements not over the smallest L",
      [("proofs_checks/certificates.py", "    g = g or 1\n", "    g = 1\n")]),
     ("M34", "claim: P2-count's derivation reads samples m = 0 … 2H0",

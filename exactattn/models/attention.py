@@ -295,9 +295,9 @@ def strict_rational(s, where: str = "value"):
 def _unfmt(s, kind, where, dps=None):
     if kind == "rational":
         return strict_rational(s, where)
-    if isinstance(s, str) and not _REAL.fullmatch(s):
-        raise ValueError(f"{where}: {s!r} is not a real number written like -1.25e-3 (ASCII "
-                         f"digits, no spaces or underscores)")
+    if isinstance(s, str) and not (_REAL.fullmatch(s) or _RATIONAL.fullmatch(s)):
+        raise ValueError(f"{where}: {s!r} is not a real number written like -1.25e-3 or "
+                         f"-17/4 (ASCII digits, no spaces or underscores)")
     import mpmath
     if not isinstance(s, str):
         raise TypeError(f"{where}: numbers are written as strings in model JSON")

@@ -25,7 +25,22 @@ too small by a factor 3 would pass them.  Checked:
 4. worst case: the measured error over its first-order prediction F·τ (the same formula)
    lies in [0.9, 1.1] at τ ≤ 10⁻⁶ — the signs attain what they were chosen for.
 
-Not certified (real arithmetic at the stated precision); the bound itself is rigorous.
+Certificate (kind ``noisy-single-head``, one record per (d, mode); checker
+:mod:`proofs_checks.checker.noisy_single`): the head as exact rationals (its float entries),
+B, μ, the probe scale b and the mp precision; the d² + d queries; per τ every answer the
+learner received and the noise in it (answer − the oracle's noise-free mp value), all exact
+rationals; the recovered Ŵ, v̂ and the stated bounds; for the worst case the signs and F.
+The checker re-derives, with rational interval arithmetic only (e^s by a certified series):
+the schedule from (d, b); every true answer, hence that each received answer is within the
+learner's τ_eff of it and that the noise is ±τ (or within ±τ) with the worst-case signs;
+the learner's rule σ̂ → clip → σ⁻¹ on the received answers (the recorded Ŵ must agree with it
+to the mp rounding); the assumption checks (no clipping, margin, norm); the bounds from
+their constants (Lipschitz 5 ≥ max 1/(p(1−p)) on the clip, σ(±1/2) inside it); the errors
+‖Ŵ − W‖_F, ‖v̂ − v‖₂ exactly against them; the worst-case signs and F (intervals) and the
+tightness window; the log-log slope (a float statistic of its own exact errors).  What it
+does not re-derive: the derivation of the bound (the proof in
+:func:`exactattn.learners.p1.noisy.learn_single_head_noisy`), which the instance only
+samples.
 """
 
 from __future__ import annotations
@@ -35,8 +50,10 @@ import math
 from fractions import Fraction
 
 from exactattn.analysis.noise_sweep import (WorstCaseNoise, loglog_slope, parse_taus,
-                                            single_head_assumptions, sweep_single_head)
+                                            single_head_assumptions)
+from exactattn.arith.numbers import exact_fraction
 
+from .certificates import new_certificate, rational, vector_json
 from .registry import Claim, Verdict, register
 
 __all__ = ["CLAIM", "SLOPE_TOLERANCE", "worst_signs", "sweep_worst_case"]
@@ -74,33 +91,80 @@ def worst_signs(W, v, B):
 
 
 def sweep_worst_case(d, taus, dps=50, seed=0):
-    """:func:`exactattn.analysis.noise_sweep.sweep_single_head` with the worst-case signs
-    (same head, same B and μ, same rows; each row adds the first-order prediction)."""
+    """The noise sweep with the worst-case signs (same head, same B and μ, same rows as
+    :func:`exactattn.analysis.noise_sweep.sweep_single_head`; each row adds the first-order
+    prediction)."""
+    return _sweep(d, taus, dps, seed, "worst-case")
+
+
+def _sweep(d, taus, dps, seed, mode):
+    """One seeded real head learned at every τ through an mp oracle with ``mode`` noise
+    (adversarial / random: :class:`exactattn.oracles.oracle.Additive`, as
+    ``sweep_single_head``; worst-case: :class:`WorstCaseNoise` with :func:`worst_signs`).
+    The rows of the sweep, plus what the certificate records (``record``)."""
     from exactattn.arith import get_backend
     from exactattn.learners.p1.noisy import learn_single_head_noisy
-    from exactattn.models.attention import random_head
-    from exactattn.oracles.oracle import Oracle
+    from exactattn.models.attention import MultiHeadAttention, random_head
+    from exactattn.oracles.oracle import Additive, Oracle
     be = get_backend("mp", dps)
     head = random_head(d, seed=seed, kind="real")
     B, mu = single_head_assumptions(be, head)
-    signs, F = worst_signs(head.W, head.v, B)
-    rows = []
+    signs, F = worst_signs(head.W, head.v, B) if mode == "worst-case" else (None, None)
+    clean = MultiHeadAttention([head])
+    rows, recs = [], []
     for tau in taus:
-        oracle = Oracle(WorstCaseNoise(head, be, signs, tau), dim=d, backend=be)
+        if mode == "worst-case":
+            oracle = Oracle(WorstCaseNoise(head, be, signs, tau), dim=d, backend=be)
+        else:
+            oracle = Oracle(head, backend=be, noise=Additive(tau, mode, seed))
         res = learn_single_head_noisy(oracle, d, B, mu, tau)
         W, v = res.heads[0]
         eW = be.ctx.sqrt(sum((be.scalar(x) - be.scalar(y)) ** 2
                              for rx, ry in zip(W, head.W) for x, y in zip(rx, ry)))
         ev = be.ctx.sqrt(sum((be.scalar(x) - be.scalar(y)) ** 2 for x, y in zip(v, head.v)))
         x = res.extra
-        rows.append({"tau": tau, "error": eW, "bound": x["bound_W"], "error_v": ev,
-                     "bound_v": x["bound_v"], "holds": bool(eW <= x["bound_W"] and
-                                                            ev <= x["bound_v"]),
-                     "conditions_met": x["conditions_met"], "flags": x["flags"],
-                     "queries": res.queries, "max_length": res.max_length,
-                     "first_order": F * float(tau)})
-    return {"algorithm": "single-head", "dim": d, "mode": "worst-case", "rows": rows,
-            "first_order_constant": F}
+        row = {"tau": tau, "error": eW, "bound": x["bound_W"], "error_v": ev,
+               "bound_v": x["bound_v"], "holds": bool(eW <= x["bound_W"] and
+                                                      ev <= x["bound_v"]),
+               "conditions_met": x["conditions_met"], "flags": x["flags"],
+               "queries": res.queries, "max_length": res.max_length}
+        if F is not None:
+            row["first_order"] = F * float(tau)
+        rows.append(row)
+        recs.append(_row_record(tau, res, clean, be))
+    out = {"algorithm": "single-head", "dim": d, "mode": mode, "rows": rows}
+    if F is not None:
+        out["first_order_constant"] = F
+    queries = recs[0].pop("queries")
+    assert all(r.pop("queries") == queries for r in recs[1:]), "the schedule depends on τ"
+    out["record"] = {"kind": "noisy-single-head", "dim": d, "mode": mode,
+                     "prec": int(be.ctx.prec),
+                     "model": {"W": [vector_json(r) for r in head.W],
+                               "v": vector_json(head.v)},
+                     "B": rational(exact_fraction(B)), "mu": rational(exact_fraction(mu)),
+                     "b": rational(exact_fraction(res.extra["b"])), "queries": queries,
+                     "rows": recs}
+    if F is not None:
+        out["record"].update(signs=list(signs), first_order=rational(Fraction(F)))
+    return out
+
+
+def _row_record(tau, res, clean, be):
+    """One τ of a record: the answers the learner received and the noise in each (answer −
+    the oracle's noise-free mp value, exact), the recovered head and the stated bounds."""
+    tokens = [[[exact_fraction(x) for x in t] for t in toks] for toks, _ in res.transcript]
+    answers = [exact_fraction(y) for _, y in res.transcript]
+    noise = [y - exact_fraction(clean([list(t) for t in toks], be))
+             for (toks, _), y in zip(res.transcript, answers)]
+    W, v = res.heads[0]
+    x = res.extra
+    return {"tau": rational(tau), "queries": [[vector_json(t) for t in q] for q in tokens],
+            "answers": vector_json(answers), "noise": vector_json(noise),
+            "recovered": {"W": [vector_json(exact_fraction(a) for a in r) for r in W],
+                          "v": vector_json(exact_fraction(a) for a in v)},
+            "bound_W": rational(exact_fraction(x["bound_W"])),
+            "bound_v": rational(exact_fraction(x["bound_v"])),
+            "flags": list(x["flags"])}
 
 
 def _check_sweep(verdict, out, label):
@@ -141,19 +205,19 @@ def _check_tight(verdict, out, label):
 
 def run(params) -> Verdict:
     verdict = Verdict(True)
+    cert = new_certificate(CLAIM, params)
     taus = parse_taus(params["taus"])
     for d in params["d"]:
         for mode in params["modes"]:
+            out = _sweep(d, taus, params["dps"], params["seed"] + d, mode)
+            _check_sweep(verdict, out, f"d={d} {mode}")
             if mode == "worst-case":
-                out = sweep_worst_case(d, taus, params["dps"], params["seed"] + d)
-                _check_sweep(verdict, out, f"d={d} {mode}")
                 _check_tight(verdict, out, f"d={d} {mode}")
-            else:
-                out = sweep_single_head(d, taus, params["dps"], params["seed"] + d, mode)
-                _check_sweep(verdict, out, f"d={d} {mode}")
+            cert["checks"].append(out["record"])
     verdict.notes.append("bounds: ε_v = √d·τ, ε_W = d·B(15B + 10σ(1/2))·τ/(μ − τ) (the "
                          "project's own constants, matching P1's rate only for B ≳ 1; "
                          "rigorous, not first-order)")
+    verdict.certificate = cert
     return verdict
 
 

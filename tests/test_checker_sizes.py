@@ -118,4 +118,4 @@ def test_a_claim_without_sizes_is_rejected():
     from proofs_checks.checker.claims import check_size
     check_size("run", "full", {"learner": "multi-head", "dim": 2})
     with pytest.raises(Rejected, match="no sizes"):
-        check_size("P1-T6.1", "quick", {})
+        check_size("no-such-claim", "quick", {})

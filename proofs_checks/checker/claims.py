@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .noisy_single import params_p1_t61
 from .qt import element, same_element
 from .parse import rat, require, same_json
 
@@ -51,10 +52,12 @@ CLAIMS = {
             "learner's schedule, the recovered model reproduces every answer, and the draw is "
             "generic for it",
             {"run"}),
-    # approximate-oracle claims (issue 6): real arithmetic, no certificate is written
+    # approximate-oracle claims (issue 6; certificates issue 21): re-derived by rational
+    # interval arithmetic (checker/interval.py)
     "P1-T6.1": ("P1 Thm 6.1",
                 "answers within ±τ: d²+d queries of length ≤ 2 give ‖Ŵ−W‖_F ≤ ε_W, ‖v̂−v‖ ≤ ε_v "
-                "with τ = O(min{μ, ε_v/√d, μ ε_W/(B²d)}); error linear in τ", set()),
+                "with τ = O(min{μ, ε_v/√d, μ ε_W/(B²d)}); error linear in τ",
+                {"noisy-single-head"}),
     "P2-approx": ("P2 approximate-oracle bound",
                   "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
                   "the model- and query-dependent C computed (and attained)", set()),
@@ -132,6 +135,10 @@ SIZES = {
                                       [2, 3, 3], [3, 1, 2], [3, 2, 2], [3, 3, 3]],
                            "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
                            "prob1 d,H,draws": [[1, 3, 50], [2, 2, 50], [2, 3, 50]]}},
+    "P1-T6.1": {"quick": {"d": [2, 3], "taus": "1e-4,1e-8,1e-12,1e-16",
+                          "modes": ["adversarial", "random", "worst-case"], "dps": 40},
+                "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
+                         "modes": ["adversarial", "random", "worst-case"], "dps": 50}},
     "economy-prob1": {"quick": {"d,H,box,trials": [[2, 2, 1000, 40]]},
                       "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100],
                                                   [2, 2, 40, 200]]}},
@@ -380,7 +387,7 @@ PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floo
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
           "P2-nonunique": params_p2_nonunique, "economy-prob1": params_economy_prob1,
-          "unique": params_unique}
+          "unique": params_unique, "P1-T6.1": params_p1_t61}
 
 
 #: the fields of the sympy records each claim writes

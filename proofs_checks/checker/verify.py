@@ -22,6 +22,7 @@ from .economy_count import check_economy_count
 from .economy_prob1 import check_economy_prob1
 from .fibre import check_fibre
 from .floor import check_floor
+from .noisy_single import check_noisy_single_head
 from .nonunique import check_non_unique
 from .parse import Rejected, load, only, require
 from .recovery import check_same_function
@@ -42,6 +43,7 @@ KINDS = {
     "economy-count": check_economy_count,
     "economy-prob1": check_economy_prob1,
     "fibre": check_fibre,
+    "noisy-single-head": check_noisy_single_head,
 }
 
 MAX_CHECKS = 200

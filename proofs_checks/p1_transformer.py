@@ -11,7 +11,13 @@ lengths 1…5 (= 2H + 3), and have the same kink form.  The query counts are rep
 the attention-only count d² + d.  A Transformer with V A w = 0 (W not identifiable) must be
 reported as NotIdentifiable.
 
-No certificate is written (the independent checker does not know Transformers).
+Certificate (checker :mod:`proofs_checks.checker.transformer`, as for P2-transformer): per
+grid point the ``run`` record of P1 Thm 4.1's run on the antisymmetric answers (true model:
+the head (W, V A w)) and the ``transformer`` record (both Transformers, every oracle call
+with its exact answer and the ReLU signs of both); the checker re-derives the signs, every
+answer, the run's answers from the paired calls, the attention part and the kink forms.
+The V A w = 0 example is a ``transformer-condition`` record (V A w = 0 ≠ V A re-derived;
+the learner's NotIdentifiable recorded only).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from exactattn.oracles.oracle import Oracle
 from exactattn.models.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
                                    random_transformer)
 
-from .p2_transformer import transcript_disagreement
+from .certificates import new_certificate
+from .p2_transformer import condition_record, transcript_disagreement, transformer_records
 from .registry import Claim, Verdict, register
 
 __all__ = ["CLAIM", "attention_only_count"]
@@ -36,6 +43,7 @@ def run(params) -> Verdict:
     """Learn the grid, check exact agreement, report counts; then V A w = 0."""
     from exactattn.learners.transformer.one_layer import learn_transformer_p1
     verdict = Verdict(True)
+    cert = new_certificate(CLAIM, params)
     for d in params["d"]:
         for k in params["k"]:
             seed = params["seed"] + 10 * d + k
@@ -56,11 +64,14 @@ def run(params) -> Verdict:
                            f"sequences; kink form equal",
                            f"d={d} k={k}: {counts}; transcript mismatch at {bad_t}, fresh "
                            f"mismatch at {bad_f}")
-    _check_violation(verdict, params)
+            cert["checks"] += transformer_records("transformer-p1", model, res,
+                                                  oracle.transcript, len(cert["checks"]))
+    _check_violation(verdict, params, cert)
+    verdict.certificate = cert
     return verdict
 
 
-def _check_violation(verdict, params):
+def _check_violation(verdict, params, cert=None):
     from exactattn.learners.transformer.one_layer import learn_transformer_p1
     d = max(2, min(params["d"]))
     base = random_transformer(d, 1, 2, seed=params["seed"] + 7)
@@ -73,6 +84,8 @@ def _check_violation(verdict, params):
         verdict.fail(f"d={d}: a Transformer with V A w = 0 was not reported")
     except NotIdentifiable as e:
         verdict.details.append(f"d={d}: V A w = 0 (W not identifiable) reported as {e.reason}")
+        if cert is not None:
+            cert["checks"].append(condition_record("VAw=0", bad, 0, e.reason))
 
 
 CLAIM = register(Claim(

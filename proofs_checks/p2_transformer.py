@@ -15,8 +15,19 @@ counting, no-peek oracle on the exact backend:
 A Transformer that violates condition C1 (a head with V_h A w = 0 but V_h A ≠ 0, invisible
 to the antisymmetric queries) must be reported as InvisibleHead, never returned.
 
-No certificate is written: the independent checker does not know Transformers (ReLU needs a
-certified sign in Q(t)); the claim's checks above are exact.
+Certificate (checker :mod:`proofs_checks.checker.transformer`): per grid point a ``run``
+record of the attention part — the P2 learner's run on the antisymmetric answers
+T(X) − T(−X), with the true attention part (W_h, V_h A w) as its model — and a
+``transformer`` record: the true and the recovered Transformer (exact rationals), every
+oracle call with its exact answer in Q(t), and the ReLU sign of every hidden unit of both
+Transformers at every call.  The checker re-derives each sign (certified: exactly 0 for the
+zero element, else by interval arithmetic at t = e^{1/L}), each answer of both Transformers
+exactly in Q(t) from those signs, the run's answers as the differences of the paired calls
+(X, −X), the run's recovered heads as the recovered Transformer's attention part, the kink
+forms of both Transformers (equal: the same function on every sequence — which is what the
+fresh sequences sample) and the counts.  The C1 violation is a ``transformer-condition``
+record: V_2 A w = 0 ≠ V_2 A is re-derived; that the learner raised InvisibleHead is recorded
+only.
 """
 
 from __future__ import annotations
@@ -26,9 +37,12 @@ from exactattn.oracles.oracle import Oracle
 from exactattn.models.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
                                    random_transformer)
 
+from .certificates import element_json, new_certificate, vector_json
+from .common import run_record
 from .registry import Claim, Verdict, register
 
-__all__ = ["CLAIM", "attention_only_count", "transcript_disagreement", "invisible_head_model"]
+__all__ = ["CLAIM", "attention_only_count", "transcript_disagreement", "invisible_head_model",
+           "transformer_json", "transformer_records", "condition_record"]
 
 
 def attention_only_count(d: int, H: int) -> int:
@@ -55,10 +69,44 @@ def invisible_head_model(d: int, seed: int) -> OneLayerTransformer:
     return OneLayerTransformer([(W1, V1), (W2, V2)], base.A, base.w)
 
 
+def transformer_json(model) -> dict:
+    """A OneLayerTransformer with rational entries as {"heads": [{"W", "V"}], "A", "w"}."""
+    return {"heads": [{"W": [vector_json(r) for r in W], "V": [vector_json(r) for r in V]}
+                      for W, V in model.heads],
+            "A": [vector_json(r) for r in model.A], "w": vector_json(model.w)}
+
+
+def _signs(model, tokens):
+    return [z.sign() for z in model.preactivations([list(t) for t in tokens])]
+
+
+def transformer_records(learner, model, res, transcript, run_index) -> list:
+    """The ``run`` record of the attention part (its true model: the attention part of
+    ``model``) and the ``transformer`` record of one run (module docstring); ``run_index``
+    is where the run record will sit in the certificate's checks."""
+    att = res.extra["attention_result"]
+    run = run_record(att, model=model.attention_part())
+    rec = res.transformer
+    return [run, {
+        "kind": "transformer", "learner": learner, "dim": res.dim, "run": run_index,
+        "calls": int(res.queries), "attention_calls": int(res.attention_queries),
+        "model": transformer_json(model), "recovered": transformer_json(rec),
+        "transcript": [{"tokens": [vector_json(t) for t in toks], "answer": element_json(y),
+                        "signs": _signs(model, toks), "recovered_signs": _signs(rec, toks)}
+                       for toks, y in transcript]}]
+
+
+def condition_record(condition, model, head, reported) -> dict:
+    """A violated learner condition: the model, the head concerned, the reported failure."""
+    return {"kind": "transformer-condition", "condition": condition,
+            "model": transformer_json(model), "head": int(head), "reported": reported}
+
+
 def run(params) -> Verdict:
     """Learn the grid, check exact agreement, report counts; then the C1 violation."""
     from exactattn.learners.transformer.one_layer import learn_transformer_p2
     verdict = Verdict(True)
+    cert = new_certificate(CLAIM, params)
     for d in params["d"]:
         for H in params["H"]:
             for k in params["k"]:
@@ -68,7 +116,10 @@ def run(params) -> Verdict:
                 res = learn_transformer_p2(oracle, d, heads=H, hidden=k, seed=seed,
                                            resample=True)
                 _check_run(verdict, params, d, H, k, model, oracle, res, seed)
-    _check_violation(verdict, params)
+                cert["checks"] += transformer_records("transformer-p2", model, res,
+                                                      oracle.transcript, len(cert["checks"]))
+    _check_violation(verdict, params, cert)
+    verdict.certificate = cert
     return verdict
 
 
@@ -94,7 +145,7 @@ def _check_run(verdict, params, d, H, k, model, oracle, res, seed):
                              f"and were redrawn")
 
 
-def _check_violation(verdict, params):
+def _check_violation(verdict, params, cert=None):
     from exactattn.learners.transformer.one_layer import learn_transformer_p2
     d = max(2, min(params["d"]))
     bad = invisible_head_model(d, params["seed"] + 7)
@@ -104,6 +155,8 @@ def _check_violation(verdict, params):
     except InvisibleHead as e:
         verdict.details.append(f"d={d}: V_2 A w = 0 ≠ V_2 A (condition C1 violated) reported "
                                f"as {e.reason}")
+        if cert is not None:
+            cert["checks"].append(condition_record("C1", bad, 1, e.reason))
 
 
 CLAIM = register(Claim(

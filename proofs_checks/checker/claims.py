@@ -6,6 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .noisy_single import params_p1_t61
+from .transformer import params_p1_transformer, params_p2_transformer
 from .qt import element, same_element
 from .parse import rat, require, same_json
 
@@ -61,14 +62,16 @@ CLAIMS = {
     "P2-approx": ("P2 approximate-oracle bound",
                   "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
                   "the model- and query-dependent C computed (and attained)", set()),
-    # one-layer Transformer claims (issue 7): exact checks in the claim, no certificate written
+    # one-layer Transformer claims (issue 7; certificates issue 21): exact in Q(t), ReLU signs
+    # certified by interval arithmetic (checker/transformer.py)
     "P1-transformer": ("P1 one-layer reduction",
                        "a one-head Transformer with a bias-free ReLU FFN is recovered up to "
-                       "functional equivalence from antisymmetric and length-1 queries", set()),
+                       "functional equivalence from antisymmetric and length-1 queries",
+                       {"run", "transformer", "transformer-condition"}),
     "P2-transformer": ("P2 Transformer extension",
                        "a one-layer Transformer with a bias-free ReLU FFN is recovered up to "
                        "functional equivalence: exact agreement on the transcript and on fresh "
-                       "sequences", set()),
+                       "sequences", {"run", "transformer", "transformer-condition"}),
     # beyond the papers (docs/design.md §10)
     "floor": ("beyond the papers: dimension floor",
               "certified: the answers of every exact schedule here (rebuilt from the recorded "
@@ -139,6 +142,10 @@ SIZES = {
                           "modes": ["adversarial", "random", "worst-case"], "dps": 40},
                 "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
                          "modes": ["adversarial", "random", "worst-case"], "dps": 50}},
+    "P1-transformer": {"quick": {"d": [1, 2, 3], "k": [2, 4], "fresh": 100},
+                       "full": {"d": [1, 2, 3, 4, 5], "k": [2, 4, 6], "fresh": 100}},
+    "P2-transformer": {"quick": {"d": [2, 3], "H": [1, 2], "k": [2], "fresh": 100},
+                       "full": {"d": [2, 3, 4], "H": [1, 2, 3], "k": [2, 4], "fresh": 100}},
     "economy-prob1": {"quick": {"d,H,box,trials": [[2, 2, 1000, 40]]},
                       "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100],
                                                   [2, 2, 40, 200]]}},
@@ -387,7 +394,8 @@ PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floo
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
           "P2-nonunique": params_p2_nonunique, "economy-prob1": params_economy_prob1,
-          "unique": params_unique, "P1-T6.1": params_p1_t61}
+          "unique": params_unique, "P1-T6.1": params_p1_t61,
+          "P1-transformer": params_p1_transformer, "P2-transformer": params_p2_transformer}
 
 
 #: the fields of the sympy records each claim writes

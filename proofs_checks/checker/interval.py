@@ -346,21 +346,25 @@ def softmax_average(scores, values, bits=BITS) -> Iv:
 
 
 def laurent_value(p, L, bits=BITS, shift=None) -> Iv:
-    """Σ_k c_k e^{(k − shift)/L} enclosed (shift defaults to the largest exponent: terms far
-    below it are bounded by |c_k|·2^{−⌊(shift−k)/L⌋} since e > 2, without a series)."""
+    """Σ_k c_k e^{(k − shift)/L} enclosed (shift defaults to the largest exponent: the terms
+    more than ``bits`` + 64 below it are bounded together by Σ|c_k|·2^{−bits−64}, since
+    e^{−x} < 2^{−x} for x > 0, without a series)."""
     if not p:
         return Iv.point(0, bits)
     top = max(p) if shift is None else shift
     total = Iv.point(0, bits)
     cut = bits + 64
+    far = Fraction(0)
     for k, c in p.items():
         x = Fraction(k - top, L)
         if x < -cut:
-            bound = abs(c) / Fraction(2) ** int(-x)
-            total = total + Iv(-up(bound, bits), up(bound, bits), bits)
+            far += abs(c)
         else:
             lo, hi = exp_bounds(x, bits)
             total = total + Iv(lo, hi, bits) * c
+    if far:
+        bound = up(far / Fraction(2) ** cut, bits)
+        total = total + Iv(-bound, bound, bits)
     return total
 
 

@@ -27,6 +27,7 @@ from .nonunique import check_non_unique
 from .parse import Rejected, load, only, require
 from .recovery import check_same_function
 from .run import check_run
+from .transformer import check_transformer, check_transformer_condition
 
 KINDS = {
     "run": check_run,
@@ -44,6 +45,8 @@ KINDS = {
     "economy-prob1": check_economy_prob1,
     "fibre": check_fibre,
     "noisy-single-head": check_noisy_single_head,
+    "transformer": check_transformer,
+    "transformer-condition": check_transformer_condition,
 }
 
 MAX_CHECKS = 200

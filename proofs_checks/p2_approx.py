@@ -26,15 +26,39 @@ twice the working precision).  Checked, at every τ where the conditions hold:
    K and K/C are reported beside C.
 
 The first-order bound is a limit statement as τ → 0; item 5 is not.
+
+Certificate (kind ``noisy-multi-head``, one record per (d, H); checker
+:mod:`proofs_checks.checker.noisy_multi`): the model and the bases U, X as exact rationals,
+C, its worst signs and the matching tolerance of the noise-free run; per τ and mode every
+answer the learner received, the noise in it (answer − the oracle's noise-free mp value),
+the recovered heads and the matching tolerance used; per certified τ the same with the
+enclosure balls (midpoint, radius) and the bar.  The checker re-derives, with exact
+rational and interval arithmetic (e^s and log by certified series): the schedule from U, X;
+every true answer, hence that each received answer is within τ of it (plus the oracle's
+rounding) with ±τ and the worst signs where stated; its *own* recovery of the heads from the
+received answers (exact rational interpolation, certified isolated real poles, log, the
+learner's matching rule at the recorded tolerance — decisions certain or rejected —, exact
+bases) — the recorded heads must agree with it to the mp rounding; C from its own
+recovery map by finite differences at the true answers (the recorded C must agree to
+10⁻⁶), the worst signs as a sign row of that Jacobian; then items 1–3 on its own errors and
+C, and for item 5: the truth and its own recovery inside every ball, the bar at least
+radius + |midpoint − reported|, error ≤ bar and K = bar/τ ≥ 0.9·C.  Recorded only: that the
+library's ball arithmetic proves the enclosure for *every* answer vector within ±τ, the
+matching tolerances chosen, and where the enclosure stops existing; C itself is a
+first-order (finite-difference) quantity in both.
 """
 
 from __future__ import annotations
 
-from exactattn.analysis.noise_sweep import (loglog_slope, noise_free_constant, parse_taus,
-                                   sweep_multi_head)
+from fractions import Fraction
 
+from exactattn.analysis.noise_sweep import (WorstCaseNoise, loglog_slope, noise_free_constant,
+                                            parse_taus)
+from exactattn.arith.numbers import exact_fraction
+
+from .certificates import heads_json, new_certificate, rational, vector_json
 from .registry import Claim, Verdict, register
-from exactattn.errors import LearningFailure
+from exactattn.errors import ConditionsNotMet, LearningFailure
 
 __all__ = ["CLAIM", "SLACK", "SLOPE_TOLERANCE"]
 
@@ -72,8 +96,62 @@ def _check_mode(verdict, out, label, worst_case):
     return rows
 
 
-def _rigorous(verdict, d, H, sens, params):
-    """Item 5 of the module docstring."""
+def _exact_heads(heads):
+    return [([[exact_fraction(x) for x in r] for r in W], [exact_fraction(x) for x in v])
+            for W, v in heads]
+
+
+def _answers_record(transcript, model, be):
+    """The answers the learner received and the noise in each (answer − the oracle's
+    noise-free mp value), exact."""
+    answers = [exact_fraction(y) for _, y in transcript]
+    noise = [y - exact_fraction(model([list(t) for t in toks], be))
+             for (toks, _), y in zip(transcript, answers)]
+    return {"answers": vector_json(answers), "noise": vector_json(noise)}
+
+
+def sweep(d, H, taus, dps, seed, mode, sens):
+    """The noise sweep of :func:`exactattn.analysis.noise_sweep.sweep_multi_head` (same model,
+    bases, noise and rows) with, per τ, what the certificate records (``records``)."""
+    from exactattn.arith import get_backend
+    from exactattn.learners.p2.noisy import learn_multi_head_noisy
+    from exactattn.learners.result.compare import parameter_error
+    from exactattn.models.attention import random_multi_head
+    from exactattn.oracles.oracle import Additive, Oracle
+    be = get_backend("mp", dps)
+    model = random_multi_head(d, H, seed=seed, kind="real")
+    rows, records, skipped, bases = [], [], [], None
+    for tau in taus:
+        if mode == "worst-case":
+            oracle = Oracle(WorstCaseNoise(model, be, sens.worst_signs, tau), dim=d, backend=be)
+        else:
+            oracle = Oracle(model, backend=be, noise=Additive(tau, mode, seed))
+        row = {"tau": tau, "predicted": sens.C * be.scalar(tau)}
+        try:
+            res = learn_multi_head_noisy(oracle, d, H, tau, seed=seed, sensitivity=sens)
+        except ConditionsNotMet as e:
+            rows.append(dict(row, error=None, conditions_met=False, holds=None,
+                             flags=[e.reason], notes=[str(e)], queries=oracle.queries))
+            skipped.append({"tau": rational(tau), "mode": mode, "reason": e.reason})
+            continue
+        err = parameter_error(model, res.heads, dps=dps)
+        rows.append(dict(row, error=err, conditions_met=res.extra["conditions_met"],
+                         holds=bool(err <= row["predicted"] * (1 + be.scalar(Fraction(1, 10)))),
+                         flags=res.extra["flags"], notes=res.notes,
+                         queries=res.queries, max_length=res.max_length))
+        if not res.extra["conditions_met"]:
+            skipped.append({"tau": rational(tau), "mode": mode, "reason": "conditions-not-met"})
+            continue
+        bases = (res.extra["U"], res.extra["X"])
+        records.append(dict({"tau": rational(tau), "mode": mode},
+                            **_answers_record(res.transcript, model, be),
+                            recovered=heads_json(_exact_heads(res.heads)),
+                            tolerance=rational(exact_fraction(res.extra["matching_tolerance"]))))
+    return {"rows": rows, "records": records, "skipped": skipped, "bases": bases}
+
+
+def _rigorous(verdict, d, H, sens, params, record=None):
+    """Item 5 of the module docstring (``record``: the certificate record to fill)."""
     import mpmath
     from exactattn.learners.result.compare import parameter_error
     from exactattn.learners.p2.enclosure import Enclosure, enclosure_contains
@@ -100,6 +178,13 @@ def _rigorous(verdict, d, H, sens, params):
         err = parameter_error(model, res.heads, dps=2 * dps)
         K = bar.bound / mpmath.mpf(float(tau))
         rows.append((tau, err, bar.bound, K, enclosure_contains(enc, truth)))
+        if record is not None:
+            record["certified"].append(dict(
+                {"tau": rational(tau)}, **_answers_record(res.transcript, model, orc.backend),
+                reported=heads_json(_exact_heads(res.heads)),
+                enclosure=[{"W": [[_ball(x) for x in r] for r in eW], "v": [_ball(x) for x in ev]}
+                           for eW, ev in bar.enclosure],
+                bar=rational(exact_fraction(bar.bound))))
     if not rows:
         verdict.fail(f"{label}: no certified enclosure at any τ ({stop})")
         return
@@ -116,16 +201,42 @@ def _rigorous(verdict, d, H, sens, params):
                    f"smaller than the first-order error")
     verdict.notes.append(f"{label}: the enclosure stops existing at "
                          f"{stop or 'no τ of the range'}")
+    if record is not None:
+        record["stop"] = stop or "no τ of the range"
+
+
+def _ball(b):
+    """An arb ball as [midpoint, radius], both exact dyadic rationals."""
+    m, e = b.mid().man_exp()
+    r, f = b.rad().man_exp()
+    return [rational(Fraction(int(m)) * Fraction(2) ** int(e)),
+            rational(Fraction(int(r)) * Fraction(2) ** int(f))]
 
 
 def run(params) -> Verdict:
+    from exactattn.models.attention import random_multi_head
     verdict = Verdict(True)
+    cert = new_certificate(CLAIM, params)
     taus = parse_taus(params["taus"])
     for d, H in params["dH"]:
         sens = noise_free_constant(d, H, params["dps"], params["seed"])
-        _rigorous(verdict, d, H, sens, params)
+        model = random_multi_head(d, H, seed=params["seed"], kind="real")
+        record = {"kind": "noisy-multi-head", "dim": d, "H": H, "prec": 0,
+                  "model": heads_json(_exact_heads((h.W, h.v) for h in model.heads)),
+                  "U": None, "X": None, "C": rational(exact_fraction(sens.C)),
+                  "signs": list(sens.worst_signs),
+                  "tolerance": rational(exact_fraction(sens.tolerance)), "rows": [],
+                  "skipped": [], "certified": [], "stop": ""}
+        _rigorous(verdict, d, H, sens, params, record)
         for mode in params["modes"]:
-            out = sweep_multi_head(d, H, taus, params["dps"], params["seed"], mode, sens)
+            out = sweep(d, H, taus, params["dps"], params["seed"], mode, sens)
+            record["rows"] += out["records"]
+            record["skipped"] += out["skipped"]
+            if out["bases"] is not None:
+                U, X = ([vector_json(exact_fraction(x) for x in r) for r in M]
+                        for M in out["bases"])
+                assert record["U"] in (None, U) and record["X"] in (None, X), "bases differ"
+                record["U"], record["X"] = U, X
             label = f"d={d} H={H} {mode}"
             rows = _check_mode(verdict, out, label, mode == "worst-case")
             if mode != "worst-case" or not rows:
@@ -142,6 +253,10 @@ def run(params) -> Verdict:
                            f"{float(sens.min_residue):.3g}, cond U {float(sens.cond_U):.3g}, "
                            f"cond X {float(sens.cond_X):.3g}",
                            f"{label}: conditions fail at the smallest τ: {'; '.join(reasons)}")
+        from exactattn.arith import get_backend
+        record["prec"] = int(get_backend("mp", params["dps"]).ctx.prec)
+        cert["checks"].append(record)
+    verdict.certificate = cert
     return verdict
 
 

@@ -30,7 +30,8 @@ from flint import acb_poly, arb, arb_mat, arb_poly, ctx as _flint_ctx, fmpq
 from ..errors import SingularSystem
 from .base import Backend
 
-__all__ = ["ball", "BallField", "BallBackend", "upper", "midpoint_mpf", "radius_upper"]
+__all__ = ["ball", "BallField", "BallBackend", "upper", "midpoint_mpf", "radius_upper",
+           "upper_mpf"]
 
 
 def _from_mpf(x) -> arb:
@@ -80,12 +81,22 @@ def midpoint_mpf(b: arb, ctx):
     return ctx.ldexp(ctx.mpf(int(man)), int(exp))
 
 
+def _mpf_up(point: arb, ctx):
+    """The exact value of a point ball (radius 0) as an mpf of ``ctx`` rounded towards +∞
+    (at least 64 bits): never below the value."""
+    from mpmath.libmp import from_man_exp
+    man, exp = point.man_exp()
+    return ctx.make_mpf(from_man_exp(int(man), int(exp), max(ctx.prec, 64), "u"))
+
+
 def radius_upper(b: arb, ctx):
-    """An mpf upper bound of the radius of b (rounded up)."""
-    man, exp = b.rad().abs_upper().man_exp()
-    with ctx.workprec(max(ctx.prec, 64)):
-        r = ctx.ldexp(ctx.mpf(int(man)), int(exp))
-    return r
+    """An mpf upper bound of the radius of b (rounded up, never to nearest)."""
+    return _mpf_up(b.rad().abs_upper(), ctx)
+
+
+def upper_mpf(b: arb, ctx):
+    """An mpf upper bound of |x| for every x in b (rounded up)."""
+    return _mpf_up(b.abs_upper(), ctx)
 
 
 class BallField:
@@ -126,7 +137,9 @@ class BallField:
         (then some A′ may be singular).  Verified solve (Krawczyk / Rump): with R ≈ mid(A)⁻¹
         and x̃ = R·mid(b), the error e = x − x̃ satisfies e = R(b′ − A′x̃) + (I − RA′)e; if
         β = ‖I − RA‖_∞ < 1 (which proves every A′ nonsingular), ‖e‖_∞ ≤ ‖R(b − Ax̃)‖_∞/(1 − β).
-        Much tighter than interval Gaussian elimination, whose radii grow with every step."""
+        Much tighter than interval Gaussian elimination, whose radii grow with every step.
+        Every bound steps outward: β and ‖R(b − Ax̃)‖_∞ are maxima of exact upper bounds
+        (point balls), never balls compared by their midpoints."""
         return _verified_solve(A, b)
 
     def roots(self, coeffs):
@@ -185,13 +198,22 @@ def _verified_solve(A, b):
     z = R * (bm - Am * xt)
     I = arb_mat([[arb(int(i == j)) for j in range(n)] for i in range(n)])
     C = I - R * Am
-    rows = [sum((C[i, j].abs_upper() for j in range(n)), arb(0)) for i in range(n)]
-    beta = max(rows, key=lambda r: r.mid())
+    # each row sum of |I − RA| and each |z_i| as an exact upper bound (a point ball: the sum
+    # of point balls is rounded, so its own upper bound is taken), so that the maxima below
+    # compare exact numbers and β, ‖z‖ are upper bounds, not midpoints
+    rows = [sum((C[i, j].abs_upper() for j in range(n)), arb(0)).abs_upper() for i in range(n)]
+    beta = _max_point(rows)
     if not beta < 1:
         return None
-    znorm = max((z[i, 0].abs_upper() for i in range(n)), key=lambda r: r.mid())
+    znorm = _max_point([z[i, 0].abs_upper() for i in range(n)])
     delta = (znorm / (1 - beta)).abs_upper()
     return [xt[i, 0] + z[i, 0] + arb(0, 1) * (rows[i] * delta) for i in range(n)]
+
+
+def _max_point(points):
+    """The largest of exact numbers given as point balls (radius 0)."""
+    assert all(p.rad() == 0 for p in points), "upper bounds are point balls"
+    return max(points, key=lambda p: p.mid())
 
 
 def _bisect(P, iv, steps: int = 200):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .noisy_multi import params_p2_approx
 from .noisy_single import params_p1_t61
 from .transformer import params_p1_transformer, params_p2_transformer
 from .qt import element, same_element
@@ -61,7 +62,8 @@ CLAIMS = {
                 {"noisy-single-head"}),
     "P2-approx": ("P2 approximate-oracle bound",
                   "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
-                  "the model- and query-dependent C computed (and attained)", set()),
+                  "the model- and query-dependent C computed (and attained)",
+                  {"noisy-multi-head"}),
     # one-layer Transformer claims (issue 7; certificates issue 21): exact in Q(t), ReLU signs
     # certified by interval arithmetic (checker/transformer.py)
     "P1-transformer": ("P1 one-layer reduction",
@@ -142,6 +144,15 @@ SIZES = {
                           "modes": ["adversarial", "random", "worst-case"], "dps": 40},
                 "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
                          "modes": ["adversarial", "random", "worst-case"], "dps": 50}},
+    "P2-approx": {"quick": {"dH": [[2, 2]], "taus": "1e-12,1e-18,1e-24",
+                            "modes": ["adversarial", "worst-case"],
+                            "ball_taus": "1e-24,1e-18,1e-14,1e-12,1e-10,1e-9,1e-8,1e-7,1e-6,"
+                                         "1e-5,1e-4,1e-3", "dps": 30},
+                  "full": {"dH": [[2, 2], [3, 2], [3, 3]],
+                           "taus": "1e-10,1e-15,1e-20,1e-25,1e-30",
+                           "ball_taus": "1e-40,1e-30,1e-25,1e-20,1e-16,1e-14,1e-12,1e-11,"
+                                        "1e-10,1e-9,1e-8,1e-7,1e-6,1e-5,1e-4,1e-3",
+                           "modes": ["adversarial", "random", "worst-case"], "dps": 50}},
     "P1-transformer": {"quick": {"d": [1, 2, 3], "k": [2, 4], "fresh": 100},
                        "full": {"d": [1, 2, 3, 4, 5], "k": [2, 4, 6], "fresh": 100}},
     "P2-transformer": {"quick": {"d": [2, 3], "H": [1, 2], "k": [2], "fresh": 100},
@@ -395,7 +406,8 @@ PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floo
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,
           "P2-nonunique": params_p2_nonunique, "economy-prob1": params_economy_prob1,
           "unique": params_unique, "P1-T6.1": params_p1_t61,
-          "P1-transformer": params_p1_transformer, "P2-transformer": params_p2_transformer}
+          "P1-transformer": params_p1_transformer, "P2-transformer": params_p2_transformer,
+          "P2-approx": params_p2_approx}
 
 
 #: the fields of the sympy records each claim writes

@@ -22,6 +22,7 @@ from .economy_count import check_economy_count
 from .economy_prob1 import check_economy_prob1
 from .fibre import check_fibre
 from .floor import check_floor
+from .noisy_multi import check_noisy_multi_head
 from .noisy_single import check_noisy_single_head
 from .nonunique import check_non_unique
 from .parse import Rejected, load, only, require
@@ -45,6 +46,7 @@ KINDS = {
     "economy-prob1": check_economy_prob1,
     "fibre": check_fibre,
     "noisy-single-head": check_noisy_single_head,
+    "noisy-multi-head": check_noisy_multi_head,
     "transformer": check_transformer,
     "transformer-condition": check_transformer_condition,
 }

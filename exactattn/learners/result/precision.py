@@ -53,7 +53,7 @@ from fractions import Fraction
 
 import mpmath
 
-from ...arith.ball import BallBackend, ball
+from ...arith.ball import BallBackend, ball, upper_mpf
 from ...arith.mp import MIN_DPS
 from ...errors import IllConditioned
 
@@ -350,11 +350,8 @@ def _bar(enclosure_heads, reported_heads, work_ctx):
     for (eW, ev), (W, v) in zip(enclosure_heads, reported_heads):
         for b, x in zip([e for r in eW for e in r] + list(ev),
                         [e for r in W for e in r] + list(v)):
-            top = (b - ball(x)).abs_upper()
-            man, exp = top.mid().man_exp()
-            with work_ctx.workprec(max(work_ctx.prec, 64)):
-                val = work_ctx.ldexp(work_ctx.mpf(int(man)), int(exp))
-            worst = max(worst, mpmath.mpf(val))
+            # an upper bound in mpmath's global context, rounded up (never to nearest)
+            worst = max(worst, upper_mpf(b - ball(x), mpmath.mp))
     return worst
 
 

@@ -165,6 +165,10 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         return result
 
 
+def _families(n: int) -> str:
+    return f"{n} extra copy-count famil{'y' if n == 1 else 'ies'}"
+
+
 def _certify_unique(result, orc, H0, rng, families, progress):
     """Shrink the transcript's answer fibre to one model (:mod:`.p2.unique`) and make the
     result that model; the extra queries are counted apart (``result.unique_queries``)."""
@@ -192,7 +196,7 @@ def _certify_unique(result, orc, H0, rng, families, progress):
     result.notes.append(
         f"certified unique: every model with ≤ {H0} heads that gives these "
         f"{result.queries + u.extra_queries} answers is this one ({u.extra_queries} queries "
-        f"beyond the schedule, {len(u.extra_families)} extra copy-count families; fibre "
+        f"beyond the schedule, {_families(len(u.extra_families))}; fibre "
         f"search {u.fibre.nodes} nodes)")
 
 

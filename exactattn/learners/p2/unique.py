@@ -222,7 +222,7 @@ def statement(result, H0: int) -> str:
     n = result.queries + u.extra_queries
     return (f"every model with ≤ {H0} heads that gives these {n} answers ({result.queries} of "
             f"the schedule, {u.extra_queries} of {len(u.extra_families)} extra copy-count "
-            f"families) is this model: its answer fibre, computed exactly (each family's "
+            f"famil{'y' if len(u.extra_families) == 1 else 'ies'}) is this model: its answer fibre, computed exactly (each family's "
             f"rational function equal in Q(t), an exhaustive labelling search of "
             f"{u.fibre.nodes} nodes), is this one point — no genericity theorem and no "
             f"probability are used")

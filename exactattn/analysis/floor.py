@@ -1,11 +1,14 @@
 """The dimension floor, certified (docs/design.md §10, "The floor"): the Jacobian of a schedule's
 answers with respect to the H(d² + d) canonical parameters, exactly, through modular images.
 
-**Floor.**  The canonical parameters (W_h, v_h) of H heads form an open subset of
-R^{H(d²+d)} (up to the finite permutation of heads).  A learner whose queries depend smoothly on
-earlier answers and that identifies the parameters on an open set defines an injective
-continuous map from that open set into R^N (N answers); by invariance of domain N ≥ H(d² + d).
-So H(d² + d) value queries is a floor for every such learner.
+**Floor (argued, not certified; docs/beyond.md).**  The canonical parameters (W_h, v_h) of H
+heads form an open subset of R^{H(d²+d)} (up to the finite permutation of heads).  Hypotheses:
+the learner is exactly correct on an open set of models, each query depends continuously on
+the earlier answers, and each answer is one real number.  Such a learner defines an injective
+continuous map from that open set into R^N (N answers); by invariance of domain
+N ≥ H(d² + d).  The argument does not cover the exact oracle of this library, whose one answer
+in Q(t) carries several rationals.  What this module certifies is the rank statement below: a
+schedule's answers reach full rank H(d² + d) *by* answer k.
 
 **Jacobian.**  For a query X = (x_1 … x_N) and head h, with scores s_i = x_iᵀW_h x_N,
 α = softmax(s), f_i = v_h·x_i, f̄ = Σ α_i f_i and x̄ = Σ α_i x_i:

@@ -381,14 +381,9 @@ def check_noisy_multi_head(c, checks):
             f"signs: expected {n} signs ±1")
     tol0 = rat(c["tolerance"], "tolerance")
     require(0 < tol0 < 1, "tolerance: a relative matching tolerance in (0, 1)")
-    C = _constant(U, X, H, truth, tol0, prec, bits, signs)
-    stated = rat(c["C"], "C")
-    require(abs(stated - C.mid()) <= C_AGREE * C.hi, f"C: the recorded C is not the largest row "
-            f"sum of |J| of this checker's recovery map (it finds {float(C.mid()):.6g})")
-    # 3. the noisy rows
+    # the cheap checks of items 3 and 4 first (answers, noise, balls), then C and recoveries
     rows = listed(c["rows"], "rows", MAX_ROWS)
-    worst = {}
-    ratios = []
+    parsed = []
     for k, row in enumerate(rows):
         where = f"rows[{k}]"
         only(row, ("tau", "mode", "answers", "noise", "recovered", "tolerance"), where)
@@ -398,9 +393,22 @@ def check_noisy_multi_head(c, checks):
         y, top = _answers(row, where, n, truth, tau, u, mode, signs)
         tol = rat(row["tolerance"], f"{where}.tolerance")
         require(0 < tol < 1, f"{where}: a relative matching tolerance in (0, 1)")
-        found = _recover_or_reject(U, X, H, y, tol, bits, where)
         rec = heads(row["recovered"], d, f"{where}.recovered", MAX_H)
         require(len(rec) == H, f"{where}: {len(rec)} recovered heads, expected {H}")
+        parsed.append((where, tau, mode, y, top, tol, rec))
+    cert = [_certified_cheap(row, f"certified[{k}]", d, H, n, truth, u, model)
+            for k, row in enumerate(listed(c["certified"], "certified", MAX_ROWS))]
+    string(c["stop"], "stop")
+    listed(c["skipped"], "skipped", MAX_ROWS)
+    # 2. C
+    C = _constant(U, X, H, truth, tol0, prec, bits, signs)
+    stated = rat(c["C"], "C")
+    require(abs(stated - C.mid()) <= C_AGREE * C.hi, f"C: the recorded C is not the largest row "
+            f"sum of |J| of this checker's recovery map (it finds {float(C.mid()):.6g})")
+    # 3. the noisy rows
+    worst, ratios = {}, []
+    for where, tau, mode, y, top, tol, rec in parsed:
+        found = _recover_or_reject(U, X, H, y, tol, bits, where)
         allow = RECOVERY_ROUND * u * (1 + C.hi) * (1 + top)
         require(error_to(found, rec)[1] <= allow, f"{where}: the recorded heads are not the "
                 f"recovery of the recorded answers (to the mp rounding)")
@@ -415,13 +423,7 @@ def check_noisy_multi_head(c, checks):
         ratios.append(float(hi / (C.lo * tau)))
     slope = _slope(worst) if worst else None
     # 4. the certified enclosures
-    cert = listed(c["certified"], "certified", MAX_ROWS)
-    Ks = []
-    for k, row in enumerate(cert):
-        Ks.append(_certified(row, f"certified[{k}]", d, H, U, X, n, truth, u, bits, model, C,
-                             tol0))
-    string(c["stop"], "stop")
-    listed(c["skipped"], "skipped", MAX_ROWS)
+    Ks = [_certified(row, U, X, H, bits, model, C, tol0) for row in cert]
     tail = (f"; worst case: error/(C·τ) ∈ [0.9, 1.1] at {len(worst)} τ, log-log slope "
             f"{slope:.3f}" if worst else "")
     enc = (f"; {len(cert)} certified τ: truth and this checker's recovery inside every ball, "
@@ -456,12 +458,13 @@ def _ball(data, where):
     return m, r
 
 
-def _certified(row, where, d, H, U, X, n, truth, u, bits, model, C, tol0):
-    """Item 4; returns K = bar/τ (a float, for the finding)."""
+def _certified_cheap(row, where, d, H, n, truth, u, model):
+    """Item 4 without a recovery: answers and noise, the bar against the balls, the truth in
+    the balls; returns what :func:`_certified` needs."""
     only(row, ("tau", "answers", "noise", "reported", "enclosure", "bar"), where)
     tau = rat(row["tau"], f"{where}.tau")
     require(tau > 0, f"{where}: τ must be positive")
-    y, top = _answers(row, where, n, truth, tau, u, "adversarial", None)
+    y, _ = _answers(row, where, n, truth, tau, u, "adversarial", None)
     rep = heads(row["reported"], d, f"{where}.reported", MAX_H)
     enc = listed(row["enclosure"], f"{where}.enclosure", MAX_H)
     require(len(rep) == H and len(enc) == H, f"{where}: {H} reported heads and balls")
@@ -480,11 +483,16 @@ def _certified(row, where, d, H, U, X, n, truth, u, bits, model, C, tol0):
                for perm in permutations(range(H)))
     require(bar >= need, f"{where}: the bar is below radius + |midpoint − reported| (each "
             f"reported head paired with a ball head)")
-    # the truth inside the balls (best pairing)
     inside = any(all(abs(t - m) <= r for a, b in enumerate(perm)
                      for (m, r), t in zip(balls[a], flat([model[b]])))
                  for perm in permutations(range(H)))
     require(inside, f"{where}: a true head lies outside the enclosure")
+    return where, tau, y, balls, bar
+
+
+def _certified(row, U, X, H, bits, model, C, tol0):
+    """Item 4 with this checker's recovery; returns K = bar/τ (a float, for the finding)."""
+    where, tau, y, balls, bar = row
     found = None
     tol = tol0
     while found is None and tol < Fraction(1, 20):

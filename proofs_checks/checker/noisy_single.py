@@ -293,7 +293,7 @@ def _row(row, where, d, W, v, B, mu, b, u, prec, bits, mode, signs, queries, tru
     bound_W = (entry + slack) * d
     stated_W, stated_v = rat(row["bound_W"], f"{where}.bound_W"), rat(row["bound_v"],
                                                                         f"{where}.bound_v")
-    agree = Fraction(1, 1 << (prec - AGREE_BITS))
+    agree = Fraction(2) ** (AGREE_BITS - prec)
     require((bound_W - stated_W).upper_abs() <= agree * bound_W.hi, f"{where}: the stated ε_W "
             f"is not d·(5·min(δ_σ, p₊−p₋)/(a·b) + 16u(B + max|Ŵ|)) recomputed from its constants")
     require(abs(stated_v * stated_v - d * tau_eff * tau_eff) <= agree * d * tau_eff * tau_eff,

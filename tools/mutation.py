@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: repository, so it fails on every mutated copy and would count as a kill.
 TESTS = ["tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
-         "tests/test_beyond_floor.py"]
+         "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -184,6 +184,18 @@ MUTANTS = [
     ("M50", "checker: a fibre witness 0 = c accepted without c ≠ 0",
      [(C + "fibre.py", "require(c != 0, f\"{where}: the combination reads 0 = 0",
        "require(True or c != 0, f\"{where}: the combination reads 0 = 0")]),
+    # --- the approximate-oracle and Transformer checkers (issue 21 item 6)
+    ("M51", "checker: P1-T6.1 answers not required within τ_eff of the true answers",
+     [(C + "noisy_single.py", "require(off.upper_abs() <= tau_eff,",
+       "require(True or off.upper_abs() <= tau_eff,")]),
+    ("M52", "checker: P1-T6.1 stated bound not compared with its recomputation",
+     [(C + "noisy_single.py", "require((bound_W - stated_W).upper_abs() <= agree * bound_W.hi,",
+       "require(True or (bound_W - stated_W).upper_abs() <= agree * bound_W.hi,")]),
+    ("M53", "checker: P2-approx recorded C not compared with the re-derived one",
+     [(C + "noisy_multi.py", "require(abs(stated - C.mid()) <= C_AGREE * C.hi,",
+       "require(True or abs(stated - C.mid()) <= C_AGREE * C.hi,")]),
+    ("M54", "checker: Transformer ReLU signs not re-derived",
+     [(C + "transformer.py", "require(got == s,", "require(True or got == s,")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -13,9 +13,10 @@ reported as NotIdentifiable.
 
 Certificate (checker :mod:`proofs_checks.checker.transformer`, as for P2-transformer): per
 grid point the ``run`` record of P1 Thm 4.1's run on the antisymmetric answers (true model:
-the head (W, V A w)) and the ``transformer`` record (both Transformers, every oracle call
-with its exact answer and the ReLU signs of both); the checker re-derives the signs, every
-answer, the run's answers from the paired calls, the attention part and the kink forms.
+the head (W, V A w)) and the ``transformer`` record (both Transformers, every oracle call's
+tokens and the ReLU signs of both); the checker re-derives the signs, every answer of both
+(equal in Q(t)), the run's answers from the paired calls, the attention part and the kink
+forms.
 The V A w = 0 example is a ``transformer-condition`` record (V A w = 0 ≠ V A re-derived;
 the learner's NotIdentifiable recorded only).
 """

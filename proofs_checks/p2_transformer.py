@@ -19,13 +19,15 @@ Certificate (checker :mod:`proofs_checks.checker.transformer`): per grid point a
 record of the attention part — the P2 learner's run on the antisymmetric answers
 T(X) − T(−X), with the true attention part (W_h, V_h A w) as its model — and a
 ``transformer`` record: the true and the recovered Transformer (exact rationals), every
-oracle call with its exact answer in Q(t), and the ReLU sign of every hidden unit of both
-Transformers at every call.  The checker re-derives each sign (certified: exactly 0 for the
-zero element, else by interval arithmetic at t = e^{1/L}), each answer of both Transformers
-exactly in Q(t) from those signs, the run's answers as the differences of the paired calls
-(X, −X), the run's recovered heads as the recovered Transformer's attention part, the kink
-forms of both Transformers (equal: the same function on every sequence — which is what the
-fresh sequences sample) and the counts.  The C1 violation is a ``transformer-condition``
+oracle call's tokens and the ReLU sign of every hidden unit of both Transformers at every
+call (the answers themselves are the true Transformer's, which the checker computes: at the
+FFN's bisected path points their exponents exceed the strict reader's 40-digit integers).
+The checker re-derives each sign (certified: exactly 0 for the zero element, else by
+interval arithmetic at t = e^{1/L}), each answer of both Transformers exactly in Q(t) from
+those signs (equal), the run's answers as T(X) − T(−X) at the paired calls (X, −X), the
+run's recovered heads as the recovered Transformer's attention part, the kink forms of both
+Transformers (equal: the same function on every sequence — which is what the fresh
+sequences sample) and the counts.  The C1 violation is a ``transformer-condition``
 record: V_2 A w = 0 ≠ V_2 A is re-derived; that the learner raised InvisibleHead is recorded
 only.
 """
@@ -37,7 +39,7 @@ from exactattn.oracles.oracle import Oracle
 from exactattn.models.transformer import (OneLayerTransformer, first_disagreement, random_sequences,
                                    random_transformer)
 
-from .certificates import element_json, new_certificate, vector_json
+from .certificates import new_certificate, vector_json
 from .common import run_record
 from .registry import Claim, Verdict, register
 
@@ -91,9 +93,9 @@ def transformer_records(learner, model, res, transcript, run_index) -> list:
         "kind": "transformer", "learner": learner, "dim": res.dim, "run": run_index,
         "calls": int(res.queries), "attention_calls": int(res.attention_queries),
         "model": transformer_json(model), "recovered": transformer_json(rec),
-        "transcript": [{"tokens": [vector_json(t) for t in toks], "answer": element_json(y),
+        "transcript": [{"tokens": [vector_json(t) for t in toks],
                         "signs": _signs(model, toks), "recovered_signs": _signs(rec, toks)}
-                       for toks, y in transcript]}]
+                       for toks, _ in transcript]}]
 
 
 def condition_record(condition, model, head, reported) -> dict:

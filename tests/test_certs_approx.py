@@ -311,16 +311,21 @@ def test_transformer_a_changed_ffn_weight_is_rejected(tf):
     _, cert = tf
     rec = cert["checks"][3]["recovered"]
     rec["w"][0] = fmt(Fraction(rec["w"][0]) * 2)
-    rejected(cert, "the recovered Transformer does not give the recorded answer")
+    rejected(cert, "the recovered Transformer does not give the true Transformer's answer")
 
 
-def test_transformer_a_changed_answer_digit_is_rejected(tf):
+def test_transformer_a_changed_token_digit_is_rejected(tf):
     _, cert = tf
-    entry = next(e for e in reversed(cert["checks"][3]["transcript"])   # an FFN call
-                 if e["answer"]["num"])
-    num = entry["answer"]["num"]
+    tok = cert["checks"][3]["transcript"][2]["tokens"][0]      # an attention call
+    tok[0] = fmt(Fraction(tok[0]) + Fraction(1, 7))
+    rejected(cert, "calls 2, 3 are not X, −X of run query 1|ReLU sign")
+
+
+def test_transformer_a_changed_run_answer_is_rejected(tf):
+    _, cert = tf
+    num = cert["checks"][2]["transcript"][0]["answer"]["num"]
     num[0][1] = fmt(Fraction(num[0][1]) + 1)
-    rejected(cert, "the true Transformer does not give the recorded answer")
+    rejected(cert, "does not reproduce answer 0|run answer 0 is not T")
 
 
 def test_transformer_a_removed_call_is_rejected(tf):

@@ -29,7 +29,11 @@ One module per certificate kind:
   witness, D, D/|S|, exact enumeration where small, and the Monte Carlo trials re-drawn from
   their seeds, classified here and their outcomes predicted by :mod:`.predict` (the learner's
   rules), with exact binomial tests (:mod:`.binomial`);
-* ``non-unique`` (:mod:`.nonunique`) — the non-uniqueness lemma at one instance.
+* ``non-unique`` (:mod:`.nonunique`) — the non-uniqueness lemma at one instance;
+* ``noisy-single-head`` (:mod:`.noisy_single`), ``noisy-multi-head`` (:mod:`.noisy_multi`),
+  ``transformer`` / ``transformer-condition`` (:mod:`.transformer`) — the approximate-oracle
+  and Transformer claims, re-derived with rational interval arithmetic (:mod:`.interval`:
+  e^s and log by certified series, endpoints rounded outward; ReLU signs certified in Q(t)).
 
 The header must name a known claim with its reference and statement, and ``params`` must be
 exactly the sizes the checks cover (:mod:`.claims`).  Exit status 0 when every certificate is

@@ -20,7 +20,8 @@ across families by the learner's rule |a − b| ≤ tol·(1 + |a| + |b|) at the 
 every decision certain (else the record is rejected) and every match unique; W_h =
 U⁻¹S_hX⁻ᵀ, v_h = −U⁻¹c_h with exact inverses; Σ v_h must match v.
 
-Checked, in order:
+Checked (the cheap parts of 3 and 4 — answers, noise, balls — before C and the recoveries,
+so that a forged answer costs nothing):
 
 1. the schedule is rebuilt from U, X (:func:`.run_multi_head.schedule_queries`), det U,
    det X ≠ 0; every true answer is enclosed by intervals (e^s by a certified series);

@@ -17,6 +17,33 @@ MAX_BOX = 10 ** 9
 MAX_FILE_BYTES = 16 * 2 ** 20
 
 
+#: the largest run a command starts without --force, in units of one scalar operation of a
+#: model evaluation: queries × length × (H·d² + K·d) (about a minute on the reference machine:
+#: d = 64, H = 1 is 2·10⁸ units and takes 14 s)
+MAX_WORK = 4 * 10 ** 8
+
+
+def p2_work(d: int, H: int, H0: int | None = None, K: int = 0, validate: int | None = None,
+            transformer: bool = False) -> int:
+    """A rough size of one multi-head run (:data:`MAX_WORK`; P2, the schedules beyond it and
+    the Transformer): at most 4H₀d² + 1 queries of length ≤ 2H₀ + 1, validation twice as
+    long, the Transformer's FFN kinks about 400 times more."""
+    H0 = H0 or H
+    queries = 4 * H0 * d * d + 1
+    if transformer:
+        queries *= 400          # measured 5 s at d = K = 8, minutes at 16
+    queries += 2 * (2 * H0 + 2 if validate is None else validate)
+    return queries * (2 * H0 + 1) * (H * d * d + K * d)
+
+
+def check_work(what: str, work: int, force: bool) -> None:
+    """Refuse a run above :data:`MAX_WORK` unless --force (docs/honesty.md, "Hostile input")."""
+    if work > MAX_WORK and not force:
+        raise ValueError(f"{what} is about {work:.1e} operations, above the limit "
+                         f"{MAX_WORK:.0e} (minutes to hours); use smaller sizes, or --force "
+                         f"to run it anyway")
+
+
 def strict_int(text: str) -> int:
     """ASCII digits with an optional sign ("12", "-3"); no spaces, underscores or other
     digits (``int()`` alone accepts "1_000" and "١٢")."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from ._common import int_range
+from ._common import MAX_DIM, MAX_HEADS, check_work, int_in, int_range, p2_work, seed_int
 
 
 def measure(*args, **kwargs):
@@ -31,12 +31,14 @@ def register(sub):
     p = sub.add_parser("counts", help="measured query counts beside the published formulas")
     p.add_argument("--dims", type=int_range, default=range(1, 4), help="range of d, e.g. 1-4")
     p.add_argument("--heads", type=int_range, default=range(1, 3), help="range of H, e.g. 1-3")
-    p.add_argument("--bound-offset", type=int, default=0,
+    p.add_argument("--bound-offset", type=int_in(0, MAX_HEADS), default=0,
                    help="tell the learner only H0 = H + K (default 0: H known)")
     p.add_argument("--beyond", action="store_true",
                    help="the floor beside P1, P2, economy, adaptive and low-rank counts")
-    p.add_argument("--rank", type=int, default=1, help="with --beyond: rank of the low-rank heads")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rank", type=int_in(1, MAX_DIM), default=1, help="with --beyond: rank of the low-rank heads")
+    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--force", action="store_true",
+                   help="run even when the cost estimate is above the limit")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
@@ -45,6 +47,8 @@ def register(sub):
 def run(args):
     if args.bound_offset < 0:
         raise ValueError(f"--bound-offset must be ≥ 0, got {args.bound_offset}")
+    check_work(f"counts over d={_span(args.dims)}, H={_span(args.heads)}"
+               f"{' --beyond' if args.beyond else ''}", _work(args), args.force)
     if args.beyond:
         return run_beyond(args)
     grid = [(d, H) for d in args.dims for H in args.heads]
@@ -64,6 +68,23 @@ def run(args):
                   f"{r['formula_max_length']:>6} {r['p1_single_head']:>6} "
                   f"{r['dimension_floor']:>8}  {'ok' if r['match'] else 'MISMATCH ' + r.get('error', '')}")
     return 0 if all(r["match"] for r in rows) else 1
+
+
+def _span(r) -> str:
+    return f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0])
+
+
+def _work(args) -> int:
+    """A rough size of the grid (:func:`._common.p2_work`'s units): one run per cell, five
+    schedules and H₀ = 2H for the adaptive one with --beyond."""
+    total = 0
+    for d in args.dims:
+        for H in args.heads:
+            if args.beyond:
+                total += 4 * p2_work(d, H) + p2_work(d, H, H + (args.bound_offset or H))
+            else:
+                total += p2_work(d, H, H + args.bound_offset)
+    return total
 
 
 def _cell(entry):

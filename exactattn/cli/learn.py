@@ -17,7 +17,8 @@ import sys
 import time
 
 from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS, add_backend_args, dim_int,
-                      dump, heads_int, int_in, output_file, path_arg, positive_int, seed_int)
+                      check_work, dump, heads_int, int_in, output_file, p2_work, path_arg,
+                      positive_int, seed_int)
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
@@ -186,39 +187,24 @@ def _check_args(a):
                              "covered yet); drop --heads")
 
 
-#: the largest run exactattn learn starts without --force, in units of one scalar operation
-#: of a model evaluation: queries × length × (H·d² + K·d) (about a minute on the reference
-#: machine: d = 64, H = 1 is 2·10⁸ units and takes 14 s)
-MAX_WORK = 4 * 10 ** 8
-
-
 def _work(a) -> int:
-    """A rough size of the run (:data:`MAX_WORK`): every learner's queries are bounded by its
-    formula (P1 d² + d, low rank with its rank revealed ≤ d² + 3d + 1, P2 and the schedules
-    beyond it ≤ 4H₀d² + 1, the Transformer about twice that), of length ≤ 2H₀ + 1."""
+    """A rough size of the run (:data:`._common.MAX_WORK`): every learner's queries are bounded
+    by its formula (P1 d² + d, low rank with its rank revealed ≤ d² + 3d + 1, P2 and the
+    schedules beyond it ≤ 4H₀d² + 1, the Transformer about 400 times that), of length
+    ≤ 2H₀ + 1."""
     d, H = a.dim, a.heads or 1
-    H0 = a.heads_bound or H
+    if a.variant in ("single-head", "low-rank"):
+        queries = (d * d + d + (a.holdout or 0) if a.variant == "single-head"
+                   else 8 * (d * d + 3 * d + 1))        # low rank: its certification costs more
+        queries += 2 * (4 if a.validate is None else a.validate)
+        return queries * 2 * H * d * d
     K = (a.hidden or 2) if a.variant == "transformer" else 0
-    if a.variant == "single-head":
-        queries, length = d * d + d + (a.holdout or 0), 2
-    elif a.variant == "low-rank":
-        queries, length = 8 * (d * d + 3 * d + 1), 2      # its certification costs more
-    else:
-        queries, length = 4 * H0 * d * d + 1, 2 * H0 + 1
-        if a.variant == "transformer":
-            queries *= 400          # its FFN kinks: measured 5 s at d = K = 8, minutes at 16
-    n_valid = 2 * H0 + 2 if a.validate is None else a.validate
-    queries += n_valid * 2          # validation queries are up to twice as long
-    return queries * length * (H * d * d + K * d)
+    return p2_work(d, H, a.heads_bound or H, K, a.validate, a.variant == "transformer")
 
 
 def _check_work(a):
-    work = _work(a)
-    if work > MAX_WORK and not a.force:
-        raise ValueError(f"learn {a.variant} at d={a.dim}, H={a.heads}"
-                         f"{f', K={a.hidden}' if a.hidden else ''} is about {work:.1e} "
-                         f"operations, above the limit {MAX_WORK:.0e} (minutes to hours); "
-                         f"use smaller sizes, or --force to run it anyway")
+    check_work(f"learn {a.variant} at d={a.dim}, H={a.heads}"
+               f"{f', K={a.hidden}' if a.hidden else ''}", _work(a), a.force)
 
 
 def _user_model(a):

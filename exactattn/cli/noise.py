@@ -12,7 +12,7 @@ status 0 when every error is within its bound wherever the conditions hold, 1 ot
 
 from __future__ import annotations
 
-from ._common import dump, output_file, positive_int
+from ._common import MAX_DPS, check_work, dim_int, dump, heads_int, int_in, output_file, p2_work, seed_int
 
 VARIANTS = ("single-head", "multi-head")
 
@@ -22,8 +22,8 @@ def register(sub):
                        description=__doc__.split("\n\n")[1])
     p.add_argument("variant", choices=VARIANTS,
                    help="single-head (P1 Thm 6.1) or multi-head (P2 approximate-oracle bound)")
-    p.add_argument("--dim", type=positive_int, required=True, help="token dimension d")
-    p.add_argument("--heads", type=positive_int, default=None,
+    p.add_argument("--dim", type=dim_int, required=True, help="token dimension d")
+    p.add_argument("--heads", type=heads_int, default=None,
                    help="multi-head: number of heads H (default 2)")
     p.add_argument("--taus", default=None,
                    help="comma-separated noise levels τ (default: single-head "
@@ -32,14 +32,16 @@ def register(sub):
                    default="adversarial",
                    help="±τ with seeded random signs, uniform in [−τ, τ], or (multi-head) the "
                         "sign pattern that attains C")
-    from ._common import MIN_DPS, int_at_least
-    p.add_argument("--dps", type=int_at_least(MIN_DPS), default=50,
+    from ._common import MIN_DPS
+    p.add_argument("--dps", type=int_in(MIN_DPS, MAX_DPS), default=50,
                    help=f"mp digits (default 50, at least {MIN_DPS})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the model, bases and noise")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the model, bases and noise")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE.png", default=None, type=output_file("file"),
                    help="draw error against τ on log axes (matplotlib)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the cost estimate is above the limit")
     p.set_defaults(func=run)
 
 
@@ -51,6 +53,8 @@ def run(a):
     if a.mode == "worst-case" and a.variant != "multi-head":
         raise ValueError("--mode worst-case applies to multi-head only")
     taus = parse_taus(a.taus or DEFAULT_TAUS[a.variant])
+    check_work(f"noise {a.variant} at d={a.dim} with {len(taus)} noise levels",
+               _work(a, len(taus)), a.force)
     # every --plot error before the sweep: matplotlib absent, a format it cannot write, a
     # directory that does not exist or cannot be written
     plt = _pyplot() if a.plot else None
@@ -68,6 +72,15 @@ def run(a):
         _plot(plt, report, a.plot)
     return 0 if all(r["holds"] is not False for r in report["rows"]
                     if r["conditions_met"]) else 1
+
+
+def _work(a, levels: int) -> int:
+    """A rough size of the sweep (:func:`._common.p2_work`'s units): one run per noise level,
+    at mp precision (an operation costs about 1 + dps/50 float operations)."""
+    d = a.dim
+    one = ((d * d + d) * 2 * d * d if a.variant == "single-head"
+           else p2_work(d, a.heads or 2, validate=0))
+    return levels * one * (1 + a.dps // 50)
 
 
 # ---------------------------------------------------------------------- display

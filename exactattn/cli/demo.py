@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import MAX_BOX, dump, int_in, positive_int
+from ._common import MAX_BOX, dump, int_in
 
 
 def register(sub):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import MAX_BOX, MAX_DIM, MAX_DPS, MAX_HEADS, int_in, positive_int, strict_int
+from ._common import MAX_BOX, MAX_DIM, MAX_DPS, MAX_HEADS, int_in, strict_int
 
 #: the most values one list flag (--dim 1-64, --model-seed ...) may expand to
 MAX_LIST = 10000
@@ -177,10 +177,7 @@ def _confidence(text):
 
 
 def run(a) -> int:
-    from ..presentation.progress import Progress
-    from ..sweep import Store, SweepSpec, run_sweep
-    from ..sweep.executors import WorkerLost
-    from ..sweep.summary import BOUND_MIN_TRIALS, summarize
+    from ..sweep import SweepSpec
     from ..sweep.trials import preflight
     confidence = _confidence(a.confidence)
     if a.serial and (a.dask or a.workers):

@@ -62,16 +62,17 @@ def select(names):
 
 
 def certify(outcome, out_dir):
-    """Re-verify the outcome's certificate with the independent checker (after a JSON round
-    trip, exactly as a reader would see it) and write it; returns (path or None, error)."""
+    """Re-verify the outcome's certificate with the independent checker from the bytes a file
+    holds (its strict reader first, exactly as `python -m proofs_checks.verify` reads the
+    file) and write it; returns (path or None, error)."""
     from proofs_checks.certificates import write_certificate
-    from proofs_checks.verify import Rejected, verify
+    from proofs_checks.verify import Rejected, verify_bytes
     cert = outcome.verdict.certificate
     if cert is None:
         return None, None
     error = None
     try:
-        verify(json.loads(json.dumps(cert, ensure_ascii=False)))
+        verify_bytes(json.dumps(cert, indent=1, ensure_ascii=False).encode("utf-8"))
     except Rejected as e:
         error = str(e)
     path = write_certificate(cert, out_dir) if out_dir else None

@@ -115,7 +115,7 @@ def conditioned_count(trials: int) -> tuple:
     configuration with d ≥ 2 and H ≥ 3, and whether every second one moves the residues too
     (:func:`conditioned_draw`).  A residue-moved draw costs the learner about 13 s (it tries
     its six prime sizes before naming the ambiguity), so those come only with 10⁴ trials:
-    4 score-only draws at 1000 trials (under a second), 10 alternating at 10⁴."""
+    4 score-only draws below 10⁴ trials (under a second), 10 alternating at 10⁴."""
     return (10, True) if trials >= 10000 else (4, False)
 
 
@@ -346,7 +346,7 @@ CLAIM = register(Claim(
     reference="P2 probability one",
     statement="the bad set is a proper algebraic set (measure zero); Pr[fail] ≤ D/|S| for "
               "entries from S; every failure lies in the bad set",
-    sizes={"quick": {"d,H,box,trials": [[1, 3, 40, 1000], [2, 3, 910, 1000]], "seed": 0},
+    sizes={"quick": {"d,H,box,trials": [[1, 3, 40, 400], [2, 3, 910, 400]], "seed": 0},
            "full": {"d,H,box,trials": [[1, 3, 40, 10000], [2, 2, 240, 10000],
                                        [2, 3, 910, 10000]],
                     "seed": 0}},

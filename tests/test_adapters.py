@@ -43,6 +43,7 @@ def test_from_sympy_is_the_model_output_at_a_large_box():
 @given(st.builds(Fraction, st.integers(-60, 60), st.integers(1, 12)),
        st.builds(Fraction, st.integers(-60, 60), st.integers(1, 12)),
        st.builds(Fraction, st.integers(-9, 9), st.integers(1, 9)), st.integers(-3, 3))
+@pytest.mark.slow
 def test_from_sympy_is_a_homomorphism(p, q, c, n):
     """exp, +, ×, ÷ and integer powers go to the same operations in Q(t)."""
     P, Q, C = (sp.Rational(x.numerator, x.denominator) for x in (p, q, c))
@@ -112,16 +113,19 @@ def _numpy_model(model):
     return f
 
 
+@pytest.mark.slow
 def test_numpy_oracle_learns_on_float_and_mp():
-    m = ea.random_multi_head(3, 2, seed=3, kind="real")
+    # d = 2 (at d = 3 the float runs' error bars, a Jacobian of 24 perturbed recoveries, cost
+    # ~5 s; the adapter is the same)
+    m = ea.random_multi_head(2, 2, seed=3, kind="real")
     o = ea.numpy_oracle(_numpy_model(m))
-    res = ea.learn_multi_head(o, 3, heads=2, seed=0)
+    res = ea.learn_multi_head(o, 2, heads=2, seed=0)
     assert res.backend == "float" and o.probe is not None
     assert res.compare(m).max_error < 1e-7
     o2 = ea.numpy_oracle(_numpy_model(m))
-    res2 = ea.learn_multi_head(o2, 3, heads=2, seed=0, backend="mp", dps=16)
+    res2 = ea.learn_multi_head(o2, 2, heads=2, seed=0, backend="mp", dps=16)
     assert res2.backend == "mp" and o2.probe is None and res2.compare(m).max_error < 1e-7
-    X = [[1, 2, 0], [0, 1, 1]]
+    X = [[1, 2], [0, 1]]
     assert abs(o(X) - float(m(X, "mp"))) < 1e-12
 
 

@@ -248,6 +248,7 @@ def _dishonest(outcome, truth):
 
 
 @pytest.mark.parametrize("H", [1, 2])
+@pytest.mark.slow
 def test_default_float32_layer_is_never_certainly_not_attention(H):
     """A default float32 nn.MultiheadAttention (torch's own init and dtype, several seeds) is
     read at float32's precision: a result inside its error bar, or a named precision failure

@@ -32,6 +32,7 @@ def test_public_names():
         ea.no_such_name  # noqa: B018
 
 
+@pytest.mark.slow
 def test_core_never_imports_torch():
     code = ("import sys, exactattn, exactattn.adapters.torch; "
             "from exactattn.cli.main import build_parser; build_parser(); "
@@ -189,6 +190,7 @@ def _learner_results():
     ]
 
 
+@pytest.mark.slow
 def test_every_learner_result_has_heads_model_compare_numpy_json():
     for res, truth in _learner_results():
         assert isinstance(res, ea.LearnResult)
@@ -262,6 +264,7 @@ def _python_blocks():
 
 
 @pytest.mark.parametrize("n", range(len(_python_blocks())))
+@pytest.mark.slow
 def test_the_python_snippets_of_docs_models_run(n, tmp_path, monkeypatch, capsys):
     code = _python_blocks()[n]
     if "import torch" in code:

@@ -33,6 +33,7 @@ def _copy_count(rng, d, m):
 # ---------------------------------------------------------------------- softmax outputs
 @given(st.integers(1, 5), st.integers(1, 4), st.integers(0, 10 ** 6), st.integers(1, 6),
        st.booleans())
+@pytest.mark.slow
 def test_exact_mp_float_agree_on_random_rational_models(d, H, seed, n, copy_count):
     m = ea.random_multi_head(d, H, seed=seed)
     rng = random.Random(seed)
@@ -53,6 +54,7 @@ def test_exact_mp_float_agree_on_random_rational_models(d, H, seed, n, copy_coun
 
 
 @given(st.integers(1, 4), st.integers(1, 3), st.integers(0, 10 ** 6))
+@pytest.mark.slow
 def test_rational_tokens_and_softmax_weights_exact(d, H, seed):
     # tokens with denominators: scores get new denominators, L is the lcm; compare with an
     # independent exact evaluation through the field operations of the backend interface
@@ -112,6 +114,7 @@ def test_exact_differs_where_float_cannot_tell():
 
 # ---------------------------------------------------------------------- linear algebra
 @given(st.integers(1, 5), st.integers(0, 10 ** 6))
+@pytest.mark.slow
 def test_solve_inv_matmul_agree(n, seed):
     rng = random.Random(seed)
     A = [[Fraction(rng.randint(-5, 5), rng.randint(1, 4)) for _ in range(n)] for _ in range(n)]

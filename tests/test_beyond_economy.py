@@ -45,6 +45,7 @@ def test_economy_recovers_exactly_with_the_structure_count(d, H):
         assert res.extra["blocks"].get(b.name, 0) == peval(b.count(), d, H, H)
 
 
+@pytest.mark.slow
 def test_targets_at_4_3_and_8_4():
     for (d, H), target in (((4, 3), Fraction(17, 10)), ((8, 4), Fraction(5, 4))):
         model = ea.random_multi_head(d, H, seed=d * H)
@@ -54,6 +55,7 @@ def test_targets_at_4_3_and_8_4():
 
 
 @pytest.mark.parametrize("d,H", [(2, 2), (3, 2), (4, 3)])
+@pytest.mark.slow
 def test_adaptive_costs_exactly_the_first_family_extra(d, H):
     model = ea.random_multi_head(d, H, seed=5 * d + H)
     _, known = _learn(model, seed=3)
@@ -132,6 +134,7 @@ def _degenerate(kind, d, H, seed):
     return ea.MultiHeadAttention(hs, dim=d)
 
 
+@pytest.mark.slow
 def test_randomised_trials_with_degenerate_draws_never_return_a_wrong_model():
     """240 seeded trials: small boxes, equal residues (equal v), duplicated W, cancelling and
     opposite v, sparse W, H > d, bounds H0 > H.  Every run returns the exact canonical form or
@@ -174,6 +177,7 @@ def test_resampling_recovers_after_a_small_box_failure():
 
 
 @pytest.mark.parametrize("position", range(1, 16))
+@pytest.mark.slow
 def test_one_corrupted_answer_is_never_silent(position):
     """Attention except one answer off by 10⁻³⁰, wherever it falls in the (adaptive)
     schedule: never a model."""
@@ -197,6 +201,7 @@ def test_planted_wrong_sigmoid_inversion_is_caught_by_certification(monkeypatch)
         _learn(ea.random_multi_head(3, 2, seed=1), seed=0)
 
 
+@pytest.mark.slow
 def test_planted_wrong_residue_is_caught_by_the_exact_family_check(monkeypatch):
     """A column-1 interpolant that is off must never reach the adaptive queries."""
     real = economy._family_value
@@ -206,6 +211,7 @@ def test_planted_wrong_residue_is_caught_by_the_exact_family_check(monkeypatch):
         _learn(ea.random_multi_head(2, 2, seed=1), seed=0)
 
 
+@pytest.mark.slow
 def test_planted_pair_residue_mismatch_is_named(monkeypatch):
     real = economy.solve_family_with_limit
 
@@ -290,6 +296,7 @@ from exactattn.learners.beyond import multi_low_rank  # noqa: E402
 
 
 @pytest.mark.parametrize("d,H,r", [(4, 2, 1), (4, 3, 2), (5, 2, 3), (6, 3, 2)])
+@pytest.mark.slow
 def test_low_rank_heads_from_the_skeleton(d, H, r):
     model = low_rank_model(d, H, r, seed=d + H + r)
     for told in (r, None):
@@ -303,6 +310,7 @@ def test_low_rank_heads_from_the_skeleton(d, H, r):
         assert oracle.queries < economy_count(d, H) or r >= d - 1
 
 
+@pytest.mark.slow
 def test_low_rank_given_too_small_is_a_promise_not_a_check():
     """A given rank below the true rank is a promise the skeleton cannot test: the result is
     consistent with every answer asked but not the model (validation queries, on by default,
@@ -337,6 +345,7 @@ def test_planted_singular_skeleton_block_is_named(monkeypatch):
         learn_multi_head(ea.Oracle(low_rank_model(5, 2, 2, seed=1)), 5, heads=2, rank=2, seed=0)
 
 
+@pytest.mark.slow
 def test_counts_beyond_table(capsys):
     from exactattn.cli.main import main
     assert main(["counts", "--beyond", "--dims", "2-3", "--heads", "1-2", "--quiet"]) == 0

@@ -9,6 +9,7 @@ import math
 from fractions import Fraction
 
 import pytest
+from conftest import verify_once
 
 from proofs_checks.checker import Rejected, verify
 from proofs_checks.checker import interval, noisy_single, transformer as tcheck
@@ -30,9 +31,9 @@ def _of(cert, kind, **where):
 
 
 # ---------------------------------------------------------------------- interval arithmetic
-def test_exp_and_log_enclosures_contain_the_value_and_are_narrow():
+def test_exp_and_log_enclosures_contain_the_value_and_are_narrow(monkeypatch):
     import mpmath
-    mpmath.mp.prec = 800
+    monkeypatch.setattr(mpmath.mp, "prec", 800)      # restored: later tests see the default
 
     def exact(x):
         m, e = mpmath.frexp(x)
@@ -102,7 +103,7 @@ def p1(quick_certificate):
 
 
 def test_p1_t61_quick_certificate_is_accepted_and_re_derived(p1):
-    found = verify(p1)
+    found = verify_once(p1)
     assert len(found) == 6 and all("recomputed from their constants" in f for f in found)
     assert sum("worst-case signs re-derived" in f for f in found) == 2
 
@@ -213,7 +214,7 @@ def p2(quick_certificate):
 
 
 def test_p2_approx_quick_certificate_is_accepted_and_re_derived(p2):
-    (found,) = verify(p2)
+    (found,) = verify_once(p2)
     assert "C = 2.9676" in found and "re-derived" in found and "2 certified τ" in found
 
 
@@ -285,7 +286,7 @@ def tf(request, quick_certificate):
 
 def test_transformer_quick_certificates_are_accepted_and_re_derived(tf):
     cid, cert = tf
-    found = verify(cert)
+    found = verify_once(cert)
     assert sum("ReLU signs re-derived (certified in Q(t))" in f for f in found) == \
         len(_of(cert, "transformer"))
     assert "kink forms equal" in found[1] and found[-1].startswith("transformer-condition")

@@ -128,6 +128,7 @@ def test_bad_arguments_exit_2_with_one_line(capsys, files, argv_tail, match):
     assert re.search(match, line), line
 
 
+@pytest.mark.slow
 def test_console_script_subprocess(tmp_path):
     exe = shutil.which("exactattn")
     cmd = [exe] if exe else [sys.executable, "-m", "exactattn.cli"]

@@ -2,10 +2,10 @@
 and `model show|canonical|compare`."""
 
 import json
-import subprocess
 import sys
 
 import pytest
+from conftest import run_cli
 
 import exactattn as ea
 from exactattn.cli.main import main
@@ -138,13 +138,11 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, model_file, argv, mat
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1
 
 
-def test_round_trip_through_the_console_script(tmp_path):
-    """The documented commands, as a user types them (docs/models.md)."""
-    exe = [sys.executable, "-m", "exactattn"]
-
+def test_round_trip_through_the_commands(tmp_path):
+    """The documented commands, as a user types them (docs/models.md), in this process in a
+    fresh directory (conftest ``run_cli``; the console script itself: tests/test_readme.py)."""
     def run(*args):
-        return subprocess.run([*exe, *map(str, args)], capture_output=True, text=True,
-                              cwd=tmp_path)
+        return run_cli([str(a) for a in args], tmp_path)
     r = run("model", "random", "--dim", "2", "--heads", "2", "--seed", "1")
     assert r.returncode == 0
     (tmp_path / "m.json").write_text(r.stdout)

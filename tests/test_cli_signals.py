@@ -19,6 +19,7 @@ def _cmd(*args):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.slow
 def test_ctrl_c_exits_130_quietly():
     # a foreground command in a terminal has SIGINT at its default; a suite started in the
     # background by a non-interactive shell inherits it ignored, so set it as a terminal would
@@ -33,6 +34,7 @@ def test_ctrl_c_exits_130_quietly():
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
 
+@pytest.mark.slow
 def test_broken_pipe_is_silent():
     p = subprocess.run(" ".join(_cmd("check", "--list")) + " | head -c 10", shell=True,
                        capture_output=True, text=True, timeout=120)

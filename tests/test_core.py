@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import mpmath
 import pytest
+from conftest import run_cli
 
 import exactattn as ea
 from exactattn.arith import expfield, modular
@@ -77,11 +78,12 @@ def _mp_value(model, tokens, dps=40):
 
 
 # ---------------------------------------------------------------------- no crash: eval
+@pytest.mark.slow
 def test_eval_cli_answers_the_reported_query_without_abort(tmp_path):
     mfile, qfile = tmp_path / "m.json", tmp_path / "q.json"
-    out = subprocess.run([sys.executable, "-m", "exactattn.cli", "model", "random", "--dim",
-                          "3", "--heads", "2", "--seed", "1"], capture_output=True, text=True)
+    out = run_cli(["model", "random", "--dim", "3", "--heads", "2", "--seed", "1"])
     assert out.returncode == 0
+    # the evaluation in a subprocess: a FLINT abort must not take the test session with it
     mfile.write_text(out.stdout)
     qfile.write_text(json.dumps(QUERY))
     run = subprocess.run([sys.executable, "-m", "exactattn.cli", "eval", str(mfile), str(qfile),
@@ -285,6 +287,7 @@ def test_a_wrong_image_is_caught_by_certification(monkeypatch):
     assert tried[0]["outcome"] != "ok" and tried[-1]["outcome"] == "ok"
 
 
+@pytest.mark.slow
 def test_a_failure_is_named_only_after_every_size(monkeypatch):
     monkeypatch.setattr(PrimeField, "solve", lambda self, A, b: None)
     model = ea.random_multi_head(2, 2, seed=1)

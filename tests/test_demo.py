@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import run_cli
 
 import exactattn as ea
 from exactattn.cli.main import main
@@ -54,6 +55,7 @@ def test_demo_one_dimension_has_no_matching(capsys):
     assert "nothing to match" in out and "same function as the hidden model" in out
 
 
+@pytest.mark.slow
 def test_demo_json_is_one_clean_object():
     proc = cli("demo", "--dim", "2", "--heads", "2", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -73,7 +75,9 @@ def test_demo_json_is_one_clean_object():
     ["demo", "--dim", "2", "--heads", "1"],
 ])
 def test_no_progress_when_not_a_terminal(args):
-    proc = cli(*args)
+    """In this process with stdout and stderr strings, not terminals (conftest ``run_cli``; as
+    real pipes of a `python -m exactattn` subprocess: the --json test above)."""
+    proc = run_cli(args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert "[####" not in proc.stdout and "\r" not in proc.stdout
@@ -103,6 +107,7 @@ def _run_with_tty_stderr(args):
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+@pytest.mark.slow
 def test_progress_on_a_terminal_only_without_json_or_quiet():
     base = ["learn", "multi-head", "--dim", "2", "--heads", "2"]
     rc, out, err = _run_with_tty_stderr(base)

@@ -104,6 +104,7 @@ def _planted(fail):
     return run
 
 
+@pytest.mark.slow
 def test_a_learner_failing_at_five_percent_of_draws_fails_the_claim(monkeypatch):
     """U[0][0] ≡ 0 mod 20: about 5% of all draws, almost all generic (seed 1023 of the quick
     size's 1000…1039 is one)."""
@@ -118,6 +119,7 @@ def test_a_learner_failing_at_five_percent_of_draws_fails_the_claim(monkeypatch)
             E.check_economy_prob1(c, cert["checks"])
 
 
+@pytest.mark.slow
 def test_draws_in_the_bad_set_are_exhibited_at_a_small_box(monkeypatch):
     """At box 2 many draws are singular or collide: each is shown in the bad set by the
     checker (its U, X re-drawn from the seed), and the certificate verifies."""

@@ -1,5 +1,9 @@
-"""Every teaching example (issue 8) runs from the command line on the Agg backend at small
-sizes and writes a non-trivial PNG with its .txt explanation beside it."""
+"""Every teaching example (issue 8) runs as `python examples/SCRIPT --out DIR ...` on the Agg
+backend at small sizes and writes a non-trivial PNG with its .txt explanation beside it.  Each
+run is the session's one run of that command line (conftest ``example_run``, the script as
+``__main__`` in this process; one script also runs as a real subprocess below): where
+docs/teaching.md shows a script, the arguments here are the page's, so its command test reads
+the same run."""
 
 from __future__ import annotations
 
@@ -16,12 +20,12 @@ pytest.importorskip("matplotlib")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-#: script → (small-size arguments, PNG name)
+#: script → (small-size arguments, PNG name); docs/teaching.md's arguments where it shows one
 CASES = {
     "rational_function.py": ([], "rational_function"),
     "float_vs_exact.py": (["--dim", "2", "--max-heads", "3"], "float_vs_exact"),
-    "merging_heads.py": (["--queries", "5"], "merging_heads"),
-    "query_counts.py": (["--dims", "1-2", "--heads", "1-2"], "query_counts"),
+    "merging_heads.py": ([], "merging_heads"),
+    "query_counts.py": (["--dims", "1-3", "--heads", "1-2"], "query_counts"),
     "beyond_counts.py": (["--dims", "2-3", "--heads", "2-2"], "beyond_counts"),
 }
 #: examples that need modules built elsewhere (issue 6: approximate oracles): script →
@@ -39,12 +43,6 @@ def png_size(path: Path):
     return struct.unpack(">II", data[16:24])
 
 
-def run_example(script: str, args, out: Path):
-    env = dict(os.environ, MPLBACKEND="Agg")
-    return subprocess.run([sys.executable, str(EXAMPLES / script), "--out", str(out), *args],
-                          capture_output=True, text=True, env=env, timeout=120)
-
-
 def _cases():
     cases = dict(CASES)
     cases.update({k: (args, name) for k, (module, args, name) in OPTIONAL.items()
@@ -53,11 +51,11 @@ def _cases():
 
 
 @pytest.mark.parametrize("script,case", _cases(), ids=[c[0] for c in _cases()])
-def test_example_writes_picture_and_text(script, case, tmp_path):
+def test_example_writes_picture_and_text(script, case, example_run):
     args, name = case
-    proc = run_example(script, args, tmp_path)
+    proc, out = example_run(script, args)
     assert proc.returncode == 0, proc.stderr
-    png, txt = tmp_path / f"{name}.png", tmp_path / f"{name}.txt"
+    png, txt = out / f"{name}.png", out / f"{name}.txt"
     assert png.exists() and txt.exists(), proc.stdout
     assert png.stat().st_size > 20_000, "PNG suspiciously small (empty figure?)"
     width, height = png_size(png)
@@ -66,11 +64,11 @@ def test_example_writes_picture_and_text(script, case, tmp_path):
     assert len(text) > 200 and ("P1" in text or "P2" in text)
 
 
-def test_png_readable_by_matplotlib(tmp_path):
+def test_png_readable_by_matplotlib(example_run):
     import matplotlib.image as mpimg
-    proc = run_example("rational_function.py", ["--heads", "2"], tmp_path)
+    proc, out = example_run("rational_function.py", CASES["rational_function.py"][0])
     assert proc.returncode == 0, proc.stderr
-    img = mpimg.imread(tmp_path / "rational_function.png")
+    img = mpimg.imread(out / "rational_function.png")
     assert img.ndim == 3 and img.shape[0] >= 400
     assert img.std() > 0.05, "the picture is (almost) one colour"
 
@@ -80,6 +78,20 @@ def test_every_example_is_tested():
     assert scripts <= set(CASES) | set(OPTIONAL), scripts - set(CASES) - set(OPTIONAL)
 
 
+def test_the_arguments_are_those_docs_teaching_shows():
+    """So that the page's command test and these tests share one run of each script."""
+    import re
+    page = (EXAMPLES.parent / "docs" / "teaching.md").read_text(encoding="utf-8")
+    shown = {m[0]: m[1].split() for m in
+             re.findall(r"^python examples/(\w+\.py) --out pictures(.*?)(?:\s{2,}#.*)?$", page,
+                        re.M)}
+    assert len(shown) >= 4
+    for script, args in shown.items():
+        case = CASES.get(script) or OPTIONAL[script][1:]
+        assert case[0] == args, script
+
+
+@pytest.mark.slow
 def test_an_example_writes_nothing_unless_told_where(tmp_path):
     """Without --out a script prints its explanation and leaves the directory untouched."""
     env = dict(os.environ, MPLBACKEND="Agg")

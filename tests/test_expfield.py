@@ -53,24 +53,28 @@ def unreduced_copy(a: ExpElement, j: int, k: int) -> ExpElement:
 
 # ---------------------------------------------------------------------- field laws
 @given(elements(), elements(), elements())
+@pytest.mark.slow
 def test_addition_associative_and_commutative(a, b, c):
     assert (a + b) + c == a + (b + c)
     assert a + b == b + a
 
 
 @given(elements(), elements(), elements())
+@pytest.mark.slow
 def test_multiplication_associative_and_commutative(a, b, c):
     assert (a * b) * c == a * (b * c)
     assert a * b == b * a
 
 
 @given(elements(), elements(), elements())
+@pytest.mark.slow
 def test_distributive(a, b, c):
     assert a * (b + c) == a * b + a * c
     assert (a - b) * c == a * c - b * c
 
 
 @given(elements())
+@pytest.mark.slow
 def test_additive_inverse_and_identities(a):
     zero = ExpElement.from_rational(0)
     one = ExpElement.from_rational(1)
@@ -82,6 +86,7 @@ def test_additive_inverse_and_identities(a):
 
 
 @given(nonzero, elements())
+@pytest.mark.slow
 def test_multiplicative_inverse_and_division(a, b):
     assert a * a.inverse() == 1
     assert a / a == ExpElement.from_rational(1)
@@ -91,6 +96,7 @@ def test_multiplicative_inverse_and_division(a, b):
 
 
 @given(nonzero, st.integers(min_value=-3, max_value=3), st.integers(min_value=-3, max_value=3))
+@pytest.mark.slow
 def test_integer_powers(a, m, n):
     assert a ** (m + n) == a ** m * a ** n
     assert a ** 2 == a * a
@@ -107,6 +113,7 @@ def test_division_by_zero_raises():
 
 
 @given(elements(), elements(), rationals)
+@pytest.mark.slow
 def test_mixed_arithmetic_with_rationals(a, b, q):
     Q = ExpElement.from_rational(q)
     assert a + q == a + Q == q + a
@@ -118,6 +125,7 @@ def test_mixed_arithmetic_with_rationals(a, b, q):
 
 # ---------------------------------------------------------------------- exp and log
 @given(scores, scores)
+@pytest.mark.slow
 def test_exp_of_sum_is_product_of_exps(p, q):
     assert exp_rational(p + q) == exp_rational(p) * exp_rational(q)
     assert exp_rational(-p) == exp_rational(p).inverse()
@@ -167,6 +175,7 @@ def test_log_of_scaled_monomial_is_symbolic():
 
 
 @given(elements(), scores.filter(lambda q: q != 0))
+@pytest.mark.slow
 def test_log_of_non_monomial_raises(a, q):
     s = exp_rational(q) + 1  # e^q + 1 (q ≠ 0) is never a monomial c·t^k
     with pytest.raises(ValueError, match="monomial"):
@@ -195,6 +204,7 @@ def test_monomial_recognised(c, k, L):
 
 # ---------------------------------------------------------------------- normal form, hash
 @given(elements(), st.integers(-3, 3), st.integers(-3, 3), st.integers(1, 4))
+@pytest.mark.slow
 def test_reduced_and_unreduced_forms_are_equal(a, j, k, m):
     u = unreduced_copy(a, j, k)
     assert u == a and a == u
@@ -214,6 +224,7 @@ def test_reduced_and_unreduced_forms_are_equal(a, j, k, m):
 
 @given(elements(), st.integers(-3, 3), st.integers(-3, 3), st.integers(1, 4),
        nonzero_rationals, st.integers(-5, 5))
+@pytest.mark.slow
 def test_predicates_do_not_depend_on_the_representation(a, j, k, m, c, e):
     u = unreduced_copy(a, j, k).lift(a.L * m)
     assert u.is_rational() == a.is_rational()
@@ -246,6 +257,7 @@ def test_huge_exponents_stay_cheap():
 
 
 @given(elements(), elements())
+@pytest.mark.slow
 def test_hash_consistent_with_equality(a, b):
     if a == b:
         assert hash(a) == hash(b)
@@ -311,6 +323,7 @@ def test_sign_of_elements_very_close_to_zero():
 
 
 @given(nonzero, nonzero)
+@pytest.mark.slow
 def test_sign_is_multiplicative_and_odd(a, b):
     assert (a * b).sign() == a.sign() * b.sign()
     assert (-a).sign() == -a.sign()
@@ -333,6 +346,7 @@ def test_order_of_powers_of_t(j, k, L):
 
 
 @given(elements(), elements())
+@pytest.mark.slow
 def test_order_is_trichotomous(a, b):
     assert [a < b, a == b, a > b].count(True) == 1
     assert (a <= b) == (not a > b)
@@ -343,6 +357,7 @@ def _mp(q):
 
 
 @given(laurent(allow_zero=False))
+@pytest.mark.slow
 def test_to_mpf_and_sign_agree_with_independent_evaluation(data):
     # display conversion against an independent mpmath evaluation of the Laurent data
     num, den, L, a = data

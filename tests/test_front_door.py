@@ -40,6 +40,7 @@ def test_cli_start_up_imports_no_heavy_dependency(args):
     assert not set(HEAVY) & names, sorted(set(HEAVY) & names)
 
 
+@pytest.mark.slow
 def test_the_start_up_check_sees_a_heavy_import():
     assert "numpy" in imported_at_start_up("-c", "import numpy")
 
@@ -120,6 +121,7 @@ def test_a_loose_head_bound_is_priced_at_the_heads_recovered(capsys):
     assert "recovered: yes" in out and "+ 42 validation queries" in out
 
 
+@pytest.mark.slow
 def test_validation_over_the_budget_is_refused_after_the_schedule(capsys):
     """Ten real heads: the schedule is cheap, its 22 validation queries (answers of up to
     2·6^10 terms) are not — refused in one line, with the ways out."""

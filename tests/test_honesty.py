@@ -173,6 +173,7 @@ def test_planted_agreeing_check_misses_every_kind(monkeypatch):
     assert ea.same_function(res.model, m)
 
 
+@pytest.mark.slow
 def test_in_class_oracles_validate_on_every_backend():
     m = ea.random_multi_head(2, 2, seed=3)
     res = learn_multi_head(ea.Oracle(m), 2, heads=2, seed=0)
@@ -186,6 +187,7 @@ def test_in_class_oracles_validate_on_every_backend():
 
 
 @pytest.mark.parametrize("backend", ["mp", "float"])
+@pytest.mark.slow
 def test_inexact_out_of_class_is_outside_the_error_bar(backend):
     real, other = (ea.random_multi_head(2, 2, seed=s, kind="real") for s in (3, 4))
     f = adv.on_distinct(real, other, 3, backend)
@@ -196,6 +198,7 @@ def test_inexact_out_of_class_is_outside_the_error_bar(backend):
         learn_multi_head(ea.Oracle(f, dim=2, backend=backend), 2, heads=2, seed=0)
 
 
+@pytest.mark.slow
 def test_planted_shrunk_bar_makes_in_class_validation_fail(monkeypatch):
     """The inexact comparison uses the bar: shrink the model's output ball to a point and the
     answer's ball to a point, and an in-class float oracle fails validation."""
@@ -342,6 +345,7 @@ def test_the_economy_schedules_reserve_their_first_queries(schedule, told, least
 
 
 @pytest.mark.parametrize("H", [1, 2])
+@pytest.mark.slow
 def test_the_transformer_learner_reserves_its_attention_part(H):
     """Two antisymmetric calls per query of the attention schedule, plus validation, are
     reserved before the first query; a budget that covers the whole run is enough."""
@@ -418,6 +422,7 @@ def test_an_empty_out_directory_is_not_no_out(tmp_path, monkeypatch, capsys):
     assert main(["learn", "single-head", "--dim", "1", "--save", ""]) == 2
 
 
+@pytest.mark.slow
 def test_plot_errors_come_before_the_sweep(tmp_path, monkeypatch, capsys):
     import exactattn.analysis.noise_sweep as ns
     ran = []
@@ -444,6 +449,7 @@ def _harness():
     return mod
 
 
+@pytest.mark.slow
 def test_harness_one_trial_per_kind_is_clean():
     h = _harness()
     results = h.run(1, workers=1, seed=3)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import exactattn
 
 ROOT = Path(exactattn.__file__).parent
@@ -70,6 +72,7 @@ def _sublayer(mod: str):
     return (_layer(mod), LEARNER_LAYERS.index(parts[2]))
 
 
+@pytest.mark.slow
 def test_every_module_lives_in_a_layer():
     stray = [m for m in _graph() if m.split(".")[1] not in RANK]
     assert not stray, f"modules outside the layer packages: {stray}"
@@ -78,6 +81,7 @@ def test_every_module_lives_in_a_layer():
     assert not loose, f"learner modules outside the sub-layers: {loose}"
 
 
+@pytest.mark.slow
 def test_imports_point_downward():
     graph = _graph()
     assert len(graph) > 40
@@ -89,6 +93,7 @@ def test_imports_point_downward():
     assert not inside, "upward imports between the learners' sub-layers:\n" + "\n".join(inside)
 
 
+@pytest.mark.slow
 def test_no_import_cycles():
     graph = _graph()
     state, stack, cycles = {}, [], []
@@ -110,6 +115,7 @@ def test_no_import_cycles():
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
+@pytest.mark.slow
 def test_the_layer_test_catches_a_planted_upward_import():
     """A check that cannot fail is a defect: an arith module importing a learner is caught."""
     planted = ROOT / "arith" / "_planted_upward.py"
@@ -121,6 +127,7 @@ def test_the_layer_test_catches_a_planted_upward_import():
         planted.unlink()
 
 
+@pytest.mark.slow
 def test_the_sublayer_test_catches_a_planted_upward_import():
     """The learners' sub-layers: a P1 module importing the P2 recovery is caught."""
     planted = ROOT / "learners" / "p1" / "_planted_upward.py"

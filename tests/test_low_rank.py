@@ -101,6 +101,7 @@ def test_cs_baseline_is_float_only():
         learn_low_rank_cs(lambda X: 0, 4, 10, backend="exact")
 
 
+@pytest.mark.slow
 def test_cs_baseline_recovers_with_enough_measurements():
     pytest.importorskip("cvxpy")
     import numpy as np

@@ -42,6 +42,7 @@ def _assert_same_everywhere(a, b, d, seed):
 
 # ---------------------------------------------------------------------- invariances
 @given(dims, n_heads, seeds, st.randoms(use_true_random=False))
+@pytest.mark.slow
 def test_permuting_heads(d, H, seed, rnd):
     m = ea.random_multi_head(d, H, seed=seed)
     heads = list(m.heads)
@@ -50,6 +51,7 @@ def test_permuting_heads(d, H, seed, rnd):
 
 
 @given(dims, n_heads, seeds, st.data())
+@pytest.mark.slow
 def test_splitting_a_head_value(d, H, seed, data):
     m = ea.random_multi_head(d, H, seed=seed)
     h = data.draw(st.integers(0, H - 1))
@@ -63,6 +65,7 @@ def test_splitting_a_head_value(d, H, seed, data):
 
 
 @given(dims, n_heads, seeds, st.data())
+@pytest.mark.slow
 def test_adding_a_zero_value_head(d, H, seed, data):
     m = ea.random_multi_head(d, H, seed=seed)
     W0 = data.draw(st.lists(st.lists(small_q, min_size=d, max_size=d), min_size=d, max_size=d))
@@ -74,6 +77,7 @@ def test_adding_a_zero_value_head(d, H, seed, data):
 
 
 @given(dims, n_heads, seeds, st.data())
+@pytest.mark.slow
 def test_different_W_gives_a_different_function(d, H, seed, data):
     m = ea.random_multi_head(d, H, seed=seed)
     h = data.draw(st.integers(0, H - 1))
@@ -100,6 +104,7 @@ def test_different_W_gives_a_different_function(d, H, seed, data):
 
 
 @given(dims, seeds)
+@pytest.mark.slow
 def test_heads_whose_values_cancel_are_dropped(d, seed):
     m = ea.random_multi_head(d, 2, seed=seed)
     (W1, v1), (W2, v2) = [(h.W, h.v) for h in m.heads]

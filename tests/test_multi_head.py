@@ -177,6 +177,7 @@ def test_bad_arguments():
 
 @settings(max_examples=40, deadline=None)
 @given(d=st.integers(1, 12), H=st.integers(1, 10))
+@pytest.mark.slow
 def test_schedule_count_formula(d, H):
     """1 + 2H[(2d−1) + 2d(d−1)] = 4Hd² − 2H + 1 for the schedule itself (docs/design.md §4.3)."""
     U = [[int(i == j) for j in range(d)] for i in range(d)]
@@ -200,6 +201,7 @@ def test_large_rationals_retry_with_a_larger_prime():
     assert res.extra["engine"]["prime_bits"] > 64
 
 
+@pytest.mark.slow
 def test_a_structural_failure_stops_after_two_prime_sizes():
     """Colliding poles (a bad draw: exact exponents, not a reconstruction) at two sizes in a
     row is named at once; a failure that depends on reconstruction (an out-of-class oracle:
@@ -222,6 +224,7 @@ def test_a_structural_failure_stops_after_two_prime_sizes():
 
 
 @pytest.mark.parametrize("position", range(1, published_count(2, 2) + 1))
+@pytest.mark.slow
 def test_one_corrupted_answer_is_never_silent(position):
     """An oracle that is attention except for one answer (off by 10⁻³⁰) must not yield a
     model, wherever in the schedule the corrupted answer falls."""

@@ -126,6 +126,7 @@ def _learn_p2(model, sens, tau, mode, **kw):
     return res, parameter_error(model, res.heads, dps=DPS)
 
 
+@pytest.mark.slow
 def test_p2_constant_and_conditions(p2):
     _, sens = p2
     assert 0 < sens.C < float("inf") and sens.C == max(sens.C_W, sens.C_v)
@@ -141,6 +142,7 @@ def test_p2_constant_and_conditions(p2):
 
 @pytest.mark.parametrize("tau", [Fraction(1, 10 ** 10), Fraction(1, 10 ** 20),
                                  Fraction(1, 10 ** 30)])
+@pytest.mark.slow
 def test_p2_error_within_c_tau(p2, tau):
     model, sens = p2
     for mode in MODES + ("worst-case",):
@@ -153,6 +155,7 @@ def test_p2_error_within_c_tau(p2, tau):
         assert res.queries == 4 * H * D * D - 2 * H + 1 and res.max_length == 2 * H + 1
 
 
+@pytest.mark.slow
 def test_p2_noise_breaking_the_conditions_is_reported(p2):
     model, sens = p2
     # τ large against the pole separation: the recovery breaks down, named as such
@@ -241,6 +244,7 @@ def test_cli_noise_single_head_json(capsys):
         assert row["queries"] == 12
 
 
+@pytest.mark.slow
 def test_cli_noise_multi_head_json_and_plot(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "noise.png"

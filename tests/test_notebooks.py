@@ -83,6 +83,7 @@ def test_the_stripped_check_sees_an_output():
 
 
 @pytest.mark.parametrize("path", _books(), ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_notebook_runs_headless(path, kernel):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
@@ -99,6 +100,7 @@ def test_notebook_runs_headless(path, kernel):
         assert image_outputs(book), "the notebook draws a picture but shows no image/png"
 
 
+@pytest.mark.slow
 def test_a_picture_drawn_on_agg_is_not_shown(tmp_path, kernel):
     """The planted bug (matplotlib.use("Agg") then plt.show(): nothing appears) is seen by
     image_outputs; %matplotlib inline shows the same figure."""
@@ -116,6 +118,7 @@ def test_a_picture_drawn_on_agg_is_not_shown(tmp_path, kernel):
     assert image_outputs(agg) == [] and len(image_outputs(inline)) == 1
 
 
+@pytest.mark.slow
 def test_a_failing_cell_fails_the_notebook_test(tmp_path, kernel):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

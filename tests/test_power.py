@@ -100,6 +100,7 @@ P2_PARAMS = {"dH": [[2, 2]], "taus": "1e-12,1e-18,1e-24", "ball_taus": "1e-24,1e
              "dps": 30, "seed": 0}
 
 
+@pytest.mark.slow
 def test_p2_approx_a_bound_too_small_by_03_fails(monkeypatch):
     original = p2_approx.noise_free_constant
 
@@ -127,6 +128,7 @@ def _check_conditioned(entries):
     return check(json.loads(json.dumps(entries)), 2, 3, 910, 1000)
 
 
+@pytest.mark.slow
 def test_conditioned_draws_are_matching_only_and_predicted(conditioned):
     _, entries = conditioned
     assert len(entries) == 4 and all(e["condition"].startswith("matching") for e in entries)
@@ -139,6 +141,7 @@ def test_conditioned_draws_are_matching_only_and_predicted(conditioned):
     (lambda e, m: e.update(condition="matching I(u9,x1) (1,2)~3"), "does not vanish"),
     (lambda e, m: e.update(seed=999), r"seed: 999 < 1000"),
 ])
+@pytest.mark.slow
 def test_conditioned_draws_are_checked(conditioned, tamper, message):
     import copy
     from proofs_checks.certificates import heads_json
@@ -150,6 +153,7 @@ def test_conditioned_draws_are_checked(conditioned, tamper, message):
         _check_conditioned(entries)
 
 
+@pytest.mark.slow
 def test_a_residue_conditioned_draw_is_ambiguous_for_learner_and_predictor():
     """The matching branch's failure: with the residues moved too, the learner names the
     ambiguity, as the checker's rules predict (about 13 s: the learner's prime sizes)."""

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
 import time
 
 import pytest
+from conftest import run_cli
 
 import exactattn as ea
 from exactattn.presentation.progress import Progress
@@ -110,23 +109,10 @@ def test_noise_sweep_reports_every_tau():
 
 
 def _stderr_on_a_terminal(args):
-    master, slave = os.openpty()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "exactattn", *args],
-                              stdout=subprocess.PIPE, stderr=slave, timeout=120)
-    finally:
-        os.close(slave)
-    err = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    return proc.returncode, proc.stdout.decode(), err.decode(errors="replace")
+    """The command in this process with stderr a pseudo-terminal (conftest ``run_cli``; the
+    same with a real `python -m exactattn` subprocess: tests/test_demo.py)."""
+    proc = run_cli(args, stderr_tty=True)
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
@@ -142,7 +128,6 @@ def test_commands_show_progress_on_a_terminal_only(args, shown):
     assert "\r" not in out
     rc, out, err = _stderr_on_a_terminal(args + ["--quiet"])
     assert rc == 0 and err == ""
-    proc = subprocess.run([sys.executable, "-m", "exactattn", *args], capture_output=True,
-                          text=True, timeout=120)
+    proc = run_cli(args)                                         # stderr not a terminal
     assert proc.returncode == 0 and proc.stderr == ""
 

@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from conftest import verify_once
 
 import proofs_checks
 from exactattn.cli.main import main
@@ -63,17 +64,13 @@ def test_a_crashing_claim_fails_with_its_error():
 
 # ------------------------------------------------------------------ claims without learners
 @pytest.fixture(scope="module")
-def rational_cert():
+def rational_cert(quick_certificate):
     # its real quick sizes: the checker rejects a certificate whose params are not its label's
-    verdict = get_claim("P2-rational").run(get_claim("P2-rational").params(True))
-    assert verdict.holds, verdict.details
-    cert = verdict.certificate
-    cert["size"], cert["holds"] = "quick", True
-    return json.loads(json.dumps(cert))
+    return quick_certificate("P2-rational")
 
 
 def test_p2_rational_quick_holds_and_its_certificate_verifies(rational_cert):
-    findings = verify.verify(rational_cert)
+    findings = verify_once(rational_cert)
     assert any("determinant H=2" in f for f in findings)
 
 
@@ -84,14 +81,15 @@ def test_p2_rational_determinant_is_the_closed_form():
     assert det["poly"].total_degree() == 6
 
 
+@pytest.mark.slow
 def test_injected_wrong_determinant_formula_fails(monkeypatch):
     from proofs_checks import p2_rational
     original = p2_rational.closed_form_determinant
     monkeypatch.setattr(p2_rational, "closed_form_determinant",
                         lambda H, z, c, one=1: 2 * original(H, z, c, one))
-    out = run_claim(get_claim("P2-rational"))
-    assert out.status == "FAIL"
-    assert any("closed form" in d for d in out.verdict.details if d.startswith("FAILED"))
+    verdict = p2_rational.CLAIM.run({"H": [1, 2], "d": 2})     # H = 3 of the quick sizes too
+    assert not verdict.holds
+    assert any("closed form" in d for d in verdict.details if d.startswith("FAILED"))
 
 
 # ------------------------------------------------------------------ checker: tampering
@@ -140,6 +138,7 @@ def test_verify_command_exit_status(tmp_path, rational_cert):
     assert rejected.returncode == 1 and "REJECTED" in rejected.stdout
 
 
+@pytest.mark.slow
 def test_checker_is_standard_library_only_and_never_evaluates():
     files = [Path(verify.__file__)] + sorted(Path(checker.__file__).parent.glob("*.py"))
     assert len(files) > 5
@@ -184,12 +183,15 @@ def test_bad_set_refuses_a_model_that_is_not_canonical():
 
 
 # ------------------------------------------------------------------ claims with learners
+@pytest.mark.slow
 def test_injected_wrong_count_formula_fails(monkeypatch):
+    """At small sizes (_SMALL, below): every measured count then differs from the formula."""
     needs_multi_head()
     from proofs_checks import p2_count
+    assert not _count_failures(p2_count.CLAIM.run(dict(_SMALL)))
     monkeypatch.setattr(p2_count, "published_count", lambda d, H0: 4 * H0 * d * d - 2 * H0 + 2)
-    out = run_claim(get_claim("P2-count"))
-    assert out.status == "FAIL"
+    verdict = p2_count.CLAIM.run(dict(_SMALL))
+    assert not verdict.holds and _count_failures(verdict), verdict.details
 
 
 def test_injected_wrong_single_head_formula_fails(monkeypatch):
@@ -199,10 +201,10 @@ def test_injected_wrong_single_head_formula_fails(monkeypatch):
     assert run_claim(get_claim("P1-T4.1")).status == "FAIL"
 
 
-def test_p2_count_certificate_rejects_a_changed_count():
+def test_p2_count_certificate_rejects_a_changed_count(quick_certificate):
     needs_multi_head()
-    cert = run_claim(get_claim("P2-count")).verdict.certificate
-    verify.verify(json.loads(json.dumps(cert)))
+    cert = quick_certificate("P2-count")
+    verify_once(json.loads(json.dumps(cert)))
     count = next(c for c in cert["checks"] if c["kind"] == "count")
     count["queries"] += 1
     with pytest.raises(verify.Rejected, match="transcript of check"):
@@ -210,7 +212,7 @@ def test_p2_count_certificate_rejects_a_changed_count():
 
 
 # ------------------------------------------------------------------ CLI
-def test_check_json_output_format(capsys):
+def test_check_json_output_format(capsys, replayed_claims):
     code = main(["check", "P2-rational", "--quick", "--json", "--no-out"])
     rows = json.loads(capsys.readouterr().out)
     assert code == 0 and isinstance(rows, list) and len(rows) == 1
@@ -225,7 +227,7 @@ def test_check_unknown_claim_exits_2(capsys):
     assert "unknown claim" in err and len(err.strip().splitlines()) == 1
 
 
-def test_check_table_has_one_line_per_claim(capsys):
+def test_check_table_has_one_line_per_claim(capsys, replayed_claims):
     needs_multi_head()
     assert main(["check", "P2-rational", "P1-P7.1", "--quick", "--no-out"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -238,6 +240,14 @@ def test_check_table_has_one_line_per_claim(capsys):
 _SMALL = {"d": [1, 2], "H": [1], "d,H extra": [[6, 1]], "enumerated d,H0": [8, 2]}
 
 
+def _count_failures(verdict):
+    """The FAILED lines saying a measured count (of a run or of the Schedule object) is not
+    the published one (at _SMALL the fit's own lines fail anyway: too few points)."""
+    return [x for x in verdict.details if x.startswith("FAILED") and
+            ("does not have the published count" in x or "queries (published" in x)]
+
+
+@pytest.mark.slow
 def test_p2_count_fails_for_a_learner_asking_one_extra_query_at_d6(monkeypatch):
     """Planted bug: the learner asks one query more than its schedule when d ≥ 6 (outside the
     old grid d ≤ 5): the run at d = 6 must make P2-count FAIL."""
@@ -257,6 +267,7 @@ def test_p2_count_fails_for_a_learner_asking_one_extra_query_at_d6(monkeypatch):
     assert any("FAILED" in x and "d=6" in x for x in verdict.details), verdict.details
 
 
+@pytest.mark.slow
 def test_p2_count_fails_when_the_schedule_object_asks_one_more_query_at_d7(monkeypatch):
     """Planted bug in the Schedule object beyond every learner run (d = 7): the enumeration of
     d ≤ 8 sees it."""
@@ -274,11 +285,12 @@ def test_p2_count_fails_when_the_schedule_object_asks_one_more_query_at_d7(monke
     assert any("FAILED" in x and "d=7 H0=1" in x for x in verdict.details), verdict.details
 
 
-def test_p2_count_checker_rederives_the_enumeration_and_refuses_a_fit_that_cannot_fail():
+def test_p2_count_checker_rederives_the_enumeration_and_refuses_a_fit_that_cannot_fail(
+        quick_certificate):
     needs_multi_head()
     from proofs_checks.checker import count as ccount
-    cert = json.loads(json.dumps(run_claim(get_claim("P2-count")).verdict.certificate))
-    verify.verify(json.loads(json.dumps(cert)))
+    cert = quick_certificate("P2-count")
+    verify_once(json.loads(json.dumps(cert)))
     der = next(c for c in cert["checks"] if c["kind"] == "count-derivation")
     forged = json.loads(json.dumps(der))
     forged["enumerated"]["counts"][5 * 3 + 1][2] += 1        # d = 6, H0 = 2: one query more
@@ -297,9 +309,9 @@ def test_p2_count_checker_rederives_the_enumeration_and_refuses_a_fit_that_canno
         ccount.check_count_fit(exact, cert["checks"])
 
 
-def test_p2_count_certificate_with_an_extra_query_at_d6_is_rejected():
+def test_p2_count_certificate_with_an_extra_query_at_d6_is_rejected(quick_certificate):
     needs_multi_head()
-    cert = json.loads(json.dumps(run_claim(get_claim("P2-count")).verdict.certificate))
+    cert = quick_certificate("P2-count")
     run = next(c for c in cert["checks"] if c["kind"] == "run" and c["dim"] == 6)
     run["transcript"].append(json.loads(json.dumps(run["transcript"][0])))
     with pytest.raises(verify.Rejected, match="rebuilt from the recorded vectors"):

@@ -8,6 +8,7 @@ import itertools
 import random
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from exactattn.learners.p2.genericity import draw_violations
@@ -46,6 +47,7 @@ def _reference(heads, schedule):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(0, 10 ** 6), st.integers(1, 2))
+@pytest.mark.slow
 def test_draw_violations_equals_the_definitions(d, H, seed, box):
     rng = random.Random(seed)
     heads = [([[Fraction(rng.randint(-1, 1), 2) for _ in range(d)] for _ in range(d)],

@@ -3,20 +3,35 @@ show runs (in a temporary directory, with this environment's `exactattn` and `py
 succeeds, each Python example runs and prints what its `# → …` comments say, the set-up
 commands are self-contained and the test command is exactly the one CI runs, every link
 points at a file that ships, and every "docs/design.md §N" reference names a section that
-exists."""
+exists.
+
+`exactattn ...`, `python -m proofs_checks.verify ...` and `python SCRIPT.py ...` commands run
+in this process (the command's own main(), or the script as ``__main__``, in the page's
+directory, stdout to a string or to the `>` file): a subprocess would add only the
+interpreter's start-up.  `check --quick` commands read the session's claim outcomes (conftest
+``replayed_quick_claims``), so no claim runs twice; each certificate is verified in full once
+per session (conftest ``verified_once``); an example script's run is shared with
+tests/test_examples.py.  The console scripts themselves run as shown in :data:`AS_SHOWN` and
+:func:`test_the_console_scripts_run`; pipelines, quoted arguments and other programs run in
+bash."""
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import glob
 import importlib.util
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import replayed_quick_claims, run_cli, run_script, verified_once
 
 import exactattn as ea
 
@@ -127,8 +142,78 @@ _RUN = set()   # commands already run by an earlier page (each distinct command 
 #: shared with the tests that read their output): command → fixture
 SESSION_RUN = {"exactattn check --quick": "quick_check"}
 
+#: commands run as shown, by bash with this environment's console scripts, though this
+#: process could run them: a `learn` and a `verify` (`check` and `--version`:
+#: test_the_console_scripts_run)
+AS_SHOWN = {"exactattn learn multi-head --dim 2 --heads 2 --certificate run.json",
+            "python -m proofs_checks.verify run.json"}
+
+_SHELL = set("|&;<()$`\\'\"")      # anything but words and one `> FILE`: bash runs the line
+_WRITES = ("--save", "--certificate", "--out", "--plot")    # files a later command may read
+
+
+def in_process(cmd: str):
+    """(runner, arguments, stdout file or None) for an `exactattn ...`, `python -m
+    proofs_checks.verify ...` or `python SCRIPT.py ...` command this process can run as bash
+    would; None otherwise."""
+    if _SHELL & set(cmd) or cmd in AS_SHOWN:
+        return None
+    words = shlex.split(cmd)
+    out = None
+    if ">" in words:
+        if words.index(">") != len(words) - 2:
+            return None
+        words, out = words[:-2], words[-1]
+    if words[0] == "exactattn":
+        return "exactattn", words[1:], out
+    if words[:3] == ["python", "-m", "proofs_checks.verify"]:
+        return "verify", words[3:], out
+    if len(words) >= 2 and words[0] == "python" and words[1].endswith(".py"):
+        return "script", words[1:], out
+    return None
+
+
+def run_in_process(runner, args, cwd: Path):
+    """Run a command of :func:`in_process` here: a CompletedProcess."""
+    if runner == "script":
+        return run_script(cwd / args[0], args[1:], cwd)
+    with verified_once():
+        if runner == "exactattn":
+            quick = args[:1] == ["check"] and "--quick" in args
+            with replayed_quick_claims() if quick else contextlib.nullcontext():
+                return run_cli(args, cwd)
+        from proofs_checks.verify import main
+        files = [m for a in args for m in (sorted(glob.glob(a, root_dir=cwd))
+                                           if glob.has_magic(a) else [a])]
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            mp.chdir(cwd)
+            code = main(files)
+        return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def run_block(code: str, cwd: Path, name: str = "<block>"):
+    """A page's Python block, run here as `python -c CODE` would run it in `cwd` (a fresh
+    __main__ namespace, MPLBACKEND=Agg): its stdout.  An exception fails the test."""
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.chdir(cwd)
+        mp.setenv("MPLBACKEND", "Agg")
+        exec(compile(code, name, "exec"), {"__name__": "__main__"})
+    return out.getvalue()
+
+
+def _example(here):
+    """(script, arguments) of a `python examples/SCRIPT --out pictures ARGS` command."""
+    if here and here[0] == "script" and here[1][0].startswith("examples/") and \
+            here[1][1:3] == ["--out", "pictures"] and here[2] is None:
+        return here[1][0][len("examples/"):], here[1][3:]
+    return None
+
 
 @pytest.mark.slow
+@pytest.mark.quick_claims          # `exactattn check --quick` and other quick checks
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_command_and_example_shown_succeeds(page, tmp_path, request):
     """The page's shell commands, in order, then its Python examples in the same directory
@@ -145,25 +230,33 @@ def test_every_command_and_example_shown_succeeds(page, tmp_path, request):
             shutil.copytree(where, cwd, dirs_exist_ok=True)
             _RUN.add(cmd)
             continue
-        if cmd in _RUN and cmd.startswith("exactattn ") and ">" not in cmd and "--save" not in cmd:
+        if cmd in _RUN and cmd.startswith("exactattn ") and ">" not in cmd and \
+                not any(w in cmd for w in _WRITES):
             continue     # shown on an earlier page too, and nothing after it reads its files
-        proc = subprocess.run(["bash", "-c", line], cwd=cwd, env=_env(), capture_output=True,
-                              text=True, timeout=600)
+        here = in_process(cmd)
+        if _example(here):           # the session's run of it (shared with test_examples.py)
+            proc, where = request.getfixturevalue("example_run")(*_example(here))
+            shutil.copytree(where, cwd / "pictures", dirs_exist_ok=True)
+        elif here:
+            proc = run_in_process(*here[:2], cwd)
+            if here[2] is not None and proc.returncode == 0:
+                (cwd / here[2]).write_text(proc.stdout, encoding="utf-8")
+        else:
+            proc = subprocess.run(["bash", "-c", line], cwd=cwd, env=_env(),
+                                  capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"{page.name}: `{line}` exited {proc.returncode}\n" \
                                      f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         _RUN.add(cmd)
     skipped = []
-    for code in blocks(page, "python"):
+    for k, code in enumerate(blocks(page, "python")):
         missing = missing_modules(code)
         if missing:
             skipped.append(missing)
             continue
-        proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(),
-                              capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, f"{page.name}:\n{code}\n{proc.stderr[-3000:]}"
+        stdout = run_block(code, cwd, f"<{page.name}, Python block {k + 1}>")
         expected = expected_outputs(code)
         if expected is not None:
-            assert proc.stdout.splitlines() == expected, code
+            assert stdout.splitlines() == expected, code
     if skipped:
         pytest.skip(f"{page.name}: every other block ran; {len(skipped)} Python block(s) need "
                     f"{', '.join(sorted({m for ms in skipped for m in ms}))}, not installed "
@@ -222,13 +315,42 @@ def expected_outputs(code: str):
 
 
 @pytest.mark.slow
-def test_a_wrong_expected_output_is_caught():
+def test_a_wrong_expected_output_is_caught(tmp_path):
     """A check that cannot fail is a defect: a README claim changed to a false one fails."""
     code = blocks(README, "python")[0].replace("# → 69 5", "# → 70 5", 1)
     assert code != blocks(README, "python")[0]
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=600, env=_env())
-    assert proc.stdout.splitlines() != expected_outputs(code)
+    assert run_block(code, tmp_path).splitlines() != expected_outputs(code)
+
+
+def test_commands_are_run_in_process_only_where_bash_would_run_the_same():
+    """`exactattn` and `verify` words with at most one `> FILE`; pipelines, quotes, other
+    programs and the AS_SHOWN lines go to bash."""
+    assert in_process("exactattn model random --dim 3 > model.json") == \
+        ("exactattn", ["model", "random", "--dim", "3"], "model.json")
+    assert in_process("python -m proofs_checks.verify certs/*.json") == \
+        ("verify", ["certs/*.json"], None)
+    assert in_process("python benchmarks/bench_core.py --sizes 4x3") == \
+        ("script", ["benchmarks/bench_core.py", "--sizes", "4x3"], None)
+    for cmd in ["exactattn check --list | head", "echo '[1]' > q.json", "exactattn a > b > c",
+                "python -c 'print(1)'", "pip install x && exactattn demo", *AS_SHOWN]:
+        assert in_process(cmd) is None, cmd
+    shown = {_bare(c) for p in PAGES for c in shell_commands(p)}
+    assert AS_SHOWN <= shown, AS_SHOWN - shown                  # no stale entries
+
+
+@pytest.mark.slow
+def test_the_console_scripts_run(tmp_path):
+    """This environment's console script as a reader runs it (with AS_SHOWN, which the page
+    test runs so: a `learn` and a `verify`): `--version`, and a `check` of P1-T4.1 (the
+    cheapest claim, a hundredth of a second; the one claim this session runs twice)."""
+    proc = subprocess.run(["bash", "-c", "exactattn --version && exactattn check P1-T4.1 "
+                           "--quick --out certs"], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"exactattn {ea.__version__}"
+    assert lines[1].split()[:2] == ["ok", "P1-T4.1"] and "cert ok" in lines[1]
+    assert lines[-1].startswith("1/1 claims hold") and (tmp_path / "certs/P1-T4.1.json").exists()
 
 
 def test_the_readme_and_these_pages_state_their_outputs():

@@ -143,6 +143,7 @@ _q = st.fractions(min_value=-2, max_value=2, max_denominator=4)
 @given(st.integers(1, 3).flatmap(lambda d: st.tuples(
     st.lists(st.lists(_q, min_size=d, max_size=d), min_size=d, max_size=d),
     st.lists(_q, min_size=d, max_size=d).filter(lambda v: any(v)))))
+@pytest.mark.slow
 def test_any_rational_head_with_nonzero_v_is_recovered_exactly(Wv):
     W, v = Wv
     head = ea.AttentionHead(W, v)          # v may have zero entries: probes e_k + s·e_p

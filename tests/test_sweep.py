@@ -275,6 +275,7 @@ class _StopAfter(SerialExecutor):
             yield i, out
 
 
+@pytest.mark.slow
 def test_an_interrupted_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     spec = SweepSpec.from_dict(GRID)
     ts = spec.trials()
@@ -293,6 +294,7 @@ def test_an_interrupted_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
         assert db.count() == len(ts)
 
 
+@pytest.mark.slow
 def test_pool_and_serial_give_bit_identical_results():
     spec = SweepSpec.from_dict(GRID)
     ts = spec.trials()
@@ -368,6 +370,7 @@ def test_batches_never_mix_functions():
     assert default_batch(10 ** 5, 2) == 64 and default_batch(10, 2) == 1
 
 
+@pytest.mark.slow
 def test_a_lost_worker_is_replaced_and_its_batch_rerun(tmp_path):
     params = [{"marker": str(tmp_path / "died"), "victim": 7}]
     got = run_trials(sweep_helpers.die_once, params, range(20), executor="pool", workers=2,
@@ -429,6 +432,7 @@ def _rows_for(spec, records):
              "timing": {"seconds": 0.001, "learner_seconds": 0.001}} for t, r in zip(ts, records)]
 
 
+@pytest.mark.slow
 def test_summary_reports_degree_bound_and_verdicts():
     spec = SweepSpec.from_dict({"run": [{"d": 1, "H": 1, "box": [1, 1000], "trials": 40}]})
     with Store(":memory:") as db:

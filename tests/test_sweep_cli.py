@@ -16,7 +16,7 @@ from exactattn.cli.main import main
 from exactattn.sweep import Store, SweepSpec, run_sweep
 
 TESTS = Path(__file__).parent
-N = 240
+N = 120          # trials of the interrupted sweeps (interrupted at ≥ 24 stored)
 FLAGS = ["--dim-heads", "2:2", "--box", "1000", "--trials", str(N)]
 
 
@@ -39,6 +39,7 @@ def _rows(path):
             return 0
 
 
+@pytest.mark.slow
 def test_sweep_prints_the_tables_and_exits_0(tmp_path, capsys):
     db = tmp_path / "s.sqlite"
     rc = main(["sweep", "--dim-heads", "1:1,2:2", "--box", "2,1000", "--trials", "20",
@@ -168,6 +169,7 @@ def _resume_and_compare(db, want):
     return data
 
 
+@pytest.mark.slow
 def test_kill_9_halfway_then_resume(tmp_path, reference):
     db = tmp_path / "k.sqlite"
     proc = _start(db)
@@ -181,6 +183,7 @@ def test_kill_9_halfway_then_resume(tmp_path, reference):
     assert data["run"]["already_stored"] == stored and data["run"]["new"] == N - stored
 
 
+@pytest.mark.slow
 def test_ctrl_c_then_resume(tmp_path, reference):
     db = tmp_path / "c.sqlite"
     proc = _start(db)

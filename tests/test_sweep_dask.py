@@ -33,6 +33,7 @@ def _results(executor, **kw):
         return {r["key"]: r["result"] for r in db.rows(spec.trials())}
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_is_bit_identical_to_serial_and_pool(cluster):
     serial = _results("serial")
     assert len(serial) == 43
@@ -41,6 +42,7 @@ def test_dask_local_cluster_is_bit_identical_to_serial_and_pool(cluster):
     assert cluster.workers == 2 and cluster.startup_seconds > 0
 
 
+@pytest.mark.slow
 def test_run_trials_on_dask(cluster):
     params = SweepSpec.from_dict({"run": [{"d": 2, "H": 1}]}).trials()[0].params
     got = run_trials("exactattn.sweep.trials:learner_trial", [params], range(4),
@@ -48,6 +50,7 @@ def test_run_trials_on_dask(cluster):
     assert [r["outcome"] for r in got] == ["recovered"] * 4
 
 
+@pytest.mark.slow
 def test_a_bad_scheduler_address_is_one_line():
     from exactattn.sweep import SpecError
     with pytest.raises(SpecError, match="give 'local' or a scheduler address"):

@@ -4,12 +4,11 @@ bias-free ReLU-network learner (P1 one-layer reduction), the P1 and P2 Transform
 
 import json
 import random
-import subprocess
-import sys
 from fractions import Fraction as F
 
 import mpmath
 import pytest
+from conftest import run_cli
 
 import exactattn as ea
 from exactattn.learners.transformer.relu_ffn import TooManyUnits, learn_relu_ffn
@@ -115,6 +114,7 @@ def test_relu_ffn_width_bound_and_not_relu():
 @pytest.mark.parametrize("d", [2, 3])
 @pytest.mark.parametrize("H", [1, 2])
 @pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.slow
 def test_p2_functional_equivalence_exact(d, H, k):
     T = random_transformer(d, H, k, seed=1000 + 100 * d + 10 * H + k)
     oracle = ea.Oracle(T)
@@ -131,6 +131,7 @@ def test_p2_functional_equivalence_exact(d, H, k):
 
 @pytest.mark.parametrize("d", [2, 3])
 @pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.slow
 def test_p1_functional_equivalence_exact(d, k):
     T = random_transformer(d, 1, k, seed=500 + 10 * d + k)
     oracle = ea.Oracle(T)
@@ -151,6 +152,7 @@ def test_antisymmetric_oracle_counts_two_calls():
     assert anti(X) == T.attention_part()(X) and oracle.queries == 2
 
 
+@pytest.mark.slow
 def test_violated_conditions_are_named_failures():
     bad = _invisible_head()
     with pytest.raises(ea.InvisibleHead):
@@ -176,6 +178,7 @@ def test_irrelevant_head_is_dropped_not_a_failure():
 # ---------------------------------------------------------------------- mp backend
 @pytest.mark.parametrize("d,H,k,method", [(2, 1, 4, "p1"), (3, 1, 2, "p2"), (2, 2, 4, "p2"),
                                           (3, 2, 2, "p2")])
+@pytest.mark.slow
 def test_mp_recovers_gaussian_transformers(d, H, k, method):
     T = random_transformer(d, H, k, seed=40 + d + H + k, kind="real")
     oracle = ea.Oracle(T, backend="mp", dps=60)
@@ -187,14 +190,13 @@ def test_mp_recovers_gaussian_transformers(d, H, k, method):
 
 
 # ---------------------------------------------------------------------- CLI
+@pytest.mark.slow
 def test_cli_learn_transformer_json():
-    out = subprocess.run([sys.executable, "-m", "exactattn", "learn", "transformer",
-                          "--dim", "2", "--heads", "2", "--hidden", "3", "--seed", "1", "--json"],
-                         capture_output=True, text=True, timeout=120)
+    out = run_cli(["learn", "transformer", "--dim", "2", "--heads", "2", "--hidden", "3",
+                   "--seed", "1", "--json"])
     assert out.returncode == 0, out.stderr
     o = json.loads(out.stdout)
     assert o["recovered"] and o["attention_queries"] == 2 * (4 * 2 * 4 - 4 + 1)
     assert o["queries"] == o["attention_queries"] + o["ffn_queries"]
-    bad = subprocess.run([sys.executable, "-m", "exactattn", "learn", "multi-head", "--dim",
-                          "2", "--hidden", "3"], capture_output=True, text=True, timeout=60)
+    bad = run_cli(["learn", "multi-head", "--dim", "2", "--hidden", "3"])
     assert bad.returncode == 2

@@ -39,12 +39,18 @@ def quick_outcome(claim_id):
 
 def _start_background():
     """Start ``python tests/quick_claims.py`` (every claim at its quick sizes, each certificate
-    verified) in a fresh directory; its results are read at the first :func:`quick_outcome`."""
+    verified) in a fresh directory, importing the very proofs_checks and exactattn this session
+    imports (their directory first on PYTHONPATH); its results are read at the first
+    :func:`quick_outcome`."""
     import tempfile
+    import proofs_checks
     where = Path(tempfile.mkdtemp(prefix="exactattn-quick-claims-"))
     log = open(where / "log.txt", "w+", encoding="utf-8")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(proofs_checks.__file__).parent.parent),
+                                         env.get("PYTHONPATH", "")])
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("quick_claims.py")),
-                             str(where / "outcomes.pickle")], cwd=where, stdout=log,
+                             str(where / "outcomes.pickle")], cwd=where, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
     _BACKGROUND.update(proc=proc, dir=where, log=log)
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from exactattn.analysis.noise_sweep import (WorstCaseNoise, loglog_slope, noise_free_constant,
+from exactattn.analysis.noise_sweep import (loglog_slope, noise_free_constant, noisy_oracle,
                                             parse_taus)
 from exactattn.arith.numbers import exact_fraction
 
@@ -117,15 +117,11 @@ def sweep(d, H, taus, dps, seed, mode, sens):
     from exactattn.learners.p2.noisy import learn_multi_head_noisy
     from exactattn.learners.result.compare import parameter_error
     from exactattn.models.attention import random_multi_head
-    from exactattn.oracles.oracle import Additive, Oracle
     be = get_backend("mp", dps)
     model = random_multi_head(d, H, seed=seed, kind="real")
     rows, records, skipped, bases = [], [], [], None
     for tau in taus:
-        if mode == "worst-case":
-            oracle = Oracle(WorstCaseNoise(model, be, sens.worst_signs, tau), dim=d, backend=be)
-        else:
-            oracle = Oracle(model, backend=be, noise=Additive(tau, mode, seed))
+        oracle = noisy_oracle(model, be, tau, mode, seed, sens)
         row = {"tau": tau, "predicted": sens.C * be.scalar(tau)}
         try:
             res = learn_multi_head_noisy(oracle, d, H, tau, seed=seed, sensitivity=sens)

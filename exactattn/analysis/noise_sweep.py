@@ -138,7 +138,9 @@ class WorstCaseNoise:
         return y
 
 
-def _noisy_oracle(model, be, tau, mode, seed, sens):
+def noisy_oracle(model, be, tau, mode, seed, sens):
+    """The oracle of one noise level (P2 approximate-oracle bound): the first-order worst-case
+    signs of ``sens`` for mode "worst-case", else additive noise of ``mode``."""
     if mode == "worst-case":
         return Oracle(WorstCaseNoise(model, be, sens.worst_signs, tau), dim=model.dim, backend=be)
     return Oracle(model, backend=be, noise=Additive(tau, mode, seed))
@@ -173,7 +175,7 @@ def sweep_multi_head(d: int, H: int, taus, dps: int = 50, seed: int = 0,
     rows = []
     for n, tau in enumerate(taus):
         progress(_tau_stage(tau), n, len(taus))
-        oracle = _noisy_oracle(model, be, tau, mode, seed, sens)
+        oracle = noisy_oracle(model, be, tau, mode, seed, sens)
         row = {"tau": tau, "predicted": sens.C * be.scalar(tau)}
         try:
             res = learn_multi_head_noisy(oracle, d, H, tau, seed=seed, sensitivity=sens)

@@ -48,21 +48,20 @@ enclosure stops existing (``stop``).
 
 from __future__ import annotations
 
-import cmath
 import math
 from fractions import Fraction
 from itertools import permutations
 
 from .interval import Iv, down, softmax_average
 from .linalg import det, solve_unique
-from .noisy_single import MODES, parse_taus, prec_of
+from .noisy_single import MODES, loglog_slope, parse_taus, prec_of
 from .parse import heads, integer, listed, matrix, only, rat, require, string, vector
 from .run_multi_head import combo, families, schedule_queries
 
 FIELDS = ("kind", "dim", "H", "prec", "model", "U", "X", "C", "signs", "tolerance", "rows",
           "skipped", "certified", "stop")
 MAX_DIM, MAX_H, MAX_ROWS = 4, 4, 64
-SLACK, SLOPE_TOLERANCE = Fraction(1, 10), 0.1
+SLACK = Fraction(1, 10)
 C_AGREE, SIGN_FREE = Fraction(1, 10 ** 6), Fraction(1, 10 ** 9)
 ORACLE_ROUND = 64          # the oracle's own rounding allowance, in units u(1 + max|ŷ|)
 RECOVERY_ROUND = 64        # the learner's mp rounding allowance, in units u(1 + C)(1 + max|ŷ|)
@@ -441,15 +440,8 @@ def check_noisy_multi_head(c, checks):
 
 def _slope(worst):
     pts = [(math.log10(t), math.log10(e)) for t, e in sorted(worst.items()) if e > 0]
-    require(len(pts) >= 2, "worst case: at least two τ for the slope")
-    mx = sum(x for x, _ in pts) / len(pts)
-    my = sum(y for _, y in pts) / len(pts)
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    require(sxx > 0, "worst case: the τ do not differ")
-    slope = sum((x - mx) * (y - my) for x, y in pts) / sxx
-    require(abs(slope - 1) <= SLOPE_TOLERANCE, f"worst case: log-log slope {slope:.3f} is not "
-            f"within {SLOPE_TOLERANCE} of 1")
-    return slope
+    return loglog_slope(pts, "worst case", "at least two τ for the slope",
+                        "worst case: log-log slope")
 
 
 def _ball(data, where):

@@ -323,17 +323,25 @@ def _tight(errors, F2):
             f"[0.9, 1.1]·F·τ at {len(rows)} τ ≤ 10⁻⁶, F = {math.sqrt(F2.mid()):.4g}")
 
 
-def _slope(errors):
-    pts = [(math.log10(t), 0.5 * math.log10(e2.mid())) for t, e2 in errors if e2.mid() > 0]
-    require(len(pts) >= 2, "rows: at least two τ with a non-zero error for the slope")
+def loglog_slope(pts, where: str, few: str, what: str) -> float:
+    """The least-squares slope of the (log τ, log error) points ``pts``, required within
+    SLOPE_TOLERANCE of 1 (a float statistic of the recorded errors): ``few`` is the message when fewer
+    than two points, ``what`` names the slope in the message when it is off."""
+    require(len(pts) >= 2, f"{where}: {few}")
     mx = sum(x for x, _ in pts) / len(pts)
     my = sum(y for _, y in pts) / len(pts)
     sxx = sum((x - mx) ** 2 for x, _ in pts)
-    require(sxx > 0, "rows: the τ do not differ")
+    require(sxx > 0, f"{where}: the τ do not differ")
     slope = sum((x - mx) * (y - my) for x, y in pts) / sxx
-    require(abs(slope - 1) <= SLOPE_TOLERANCE, f"the log-log slope of the error {slope:.3f} is "
-            f"not within {SLOPE_TOLERANCE} of 1")
+    require(abs(slope - 1) <= SLOPE_TOLERANCE, f"{what} {slope:.3f} is not within "
+            f"{SLOPE_TOLERANCE} of 1")
     return slope
+
+
+def _slope(errors):
+    pts = [(math.log10(t), 0.5 * math.log10(e2.mid())) for t, e2 in errors if e2.mid() > 0]
+    return loglog_slope(pts, "rows", "at least two τ with a non-zero error for the slope",
+                        "the log-log slope of the error")
 
 
 def params_p1_t61(p, checks):

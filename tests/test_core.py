@@ -401,30 +401,32 @@ def test_answer_estimate_bounds_the_real_size(model):
 
 
 def test_the_schedule_is_asked_lazily(monkeypatch):
-    """Queries are generated one at a time: an oracle that stops after 3 answers has seen
-    3 queries generated, not the whole schedule."""
+    """Queries are generated a family at a time: an oracle that stops at the 4th answer
+    (inside the first family) has seen q₀ and the first family generated, not the schedule."""
     from exactattn.learners.p2 import schedule as sched
     made = {"n": 0}
-    orig = sched.Schedule.queries
+    orig = sched.Schedule.batches
 
     def counting(self):
-        for q in orig(self):
-            made["n"] += 1
-            yield q
-    monkeypatch.setattr(sched.Schedule, "queries", counting)
+        for batch in orig(self):
+            made["n"] += len(batch)
+            yield batch
+    monkeypatch.setattr(sched.Schedule, "batches", counting)
     model = ea.random_multi_head(3, 2, seed=0)
 
     class Stop(Exception):
         pass
+    asked = {"n": 0}
 
     def three(tokens):
-        if made["n"] > 3:
+        asked["n"] += 1
+        if asked["n"] > 3:
             raise Stop
         return model(tokens, "exact")
     with pytest.raises(ea.OracleError) as e:
         learn_multi_head(ea.Oracle(three, dim=3, backend="exact"), 3, heads=2, seed=0)
     assert isinstance(e.value.__cause__, Stop) and e.value.details["query_index"] == 3
-    assert made["n"] == 4                           # the 4th was generated, then refused
+    assert made["n"] == 1 + 2 * 2 < published_count(3, 2)   # q₀ and the first family only
 
 
 def _huge_denominator_model(den, d=2, H=2, seed=0):

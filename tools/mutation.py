@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -196,6 +196,17 @@ MUTANTS = [
        "require(True or abs(stated - C.mid()) <= C_AGREE * C.hi,")]),
     ("M54", "checker: Transformer ReLU signs not re-derived",
      [(C + "transformer.py", "require(got == s,", "require(True or got == s,")]),
+    ("M55", "evaluator: groups compared without their polynomials (certification shortcut)",
+     [("exactattn/arith/multiplicities.py", "and self.Da == other.Da and self.cells == other.cells)",
+       "and self.Da == other.Da)")]),
+    ("M56", "evaluator: the certification shortcut ignores the query's multiplicities",
+     [("exactattn/arith/exact.py", "and packed[1] == prepared.mult \\\n", "")]),
+    ("M57", "evaluator: packed equality ignores the rows",
+     [("exactattn/arith/multiplicities.py", "and self._rowN == other._rowN and self._rowD == other._rowD:",
+       ":")]),
+    ("M58", "images: a packed answer's image drops a head's factor",
+     [("exactattn/arith/multiplicities.py", "for (_, vals), pw in zip(self.heads, powers):",
+       "for (_, vals), pw in list(zip(self.heads, powers))[1:]:")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -84,6 +84,10 @@ class Backend(ABC):
     def prepare_tokens(self, tokens):
         return self.tokens(tokens)
 
+    def prepare_clean(self, tokens):
+        """:meth:`prepare_tokens` for tokens already converted by :meth:`tokens`."""
+        return self.prepare_tokens(tokens)
+
     @staticmethod
     def distinct_tokens(tokens):
         """(distinct tokens with the final token last, multiplicities): repeated tokens share

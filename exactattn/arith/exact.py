@@ -18,6 +18,7 @@ from ..errors import SingularSystem
 from .numbers import to_rational
 from .base import Backend
 from .expfield import ExpElement, check_product, exp_rational, poly
+from .multiplicities import TokenGroup, group_scores, grouped
 
 __all__ = ["ExactBackend"]
 
@@ -50,6 +51,43 @@ def _stacked(heads):
         _STACKS.clear()
     _STACKS[key] = ([W for W, _ in heads], stacked)
     return stacked
+
+
+_GROUPS = {}
+
+
+def _products(X, heads):
+    """The integer score and value products of one query (docs/design.md §2): S (head-major,
+    S[h·n + i] = D·s_hi with D = D_x² D_W), A (token-major, A[i·H + h] = D_x D_v·v_h·x_i)."""
+    n, d, H = X.nrows(), X.ncols(), len(heads)
+    WTz, Dw, Vz, Dv = _stacked(heads)
+    Xz, Dx = X.numer_denom()
+    xN = fmpz_mat(1, d, [Xz[n - 1, j] for j in range(d)])
+    # row h of M: (W_h x_N)ᵀ (times Dx·Dw); scores Sᵀ = M Xᵀ (times D = Dx²·Dw)
+    M = fmpz_mat(H, d, (xN * WTz).entries())
+    S = [int(q) for q in (M * Xz.transpose()).entries()]
+    A = (Xz * Vz).entries()
+    return S, A, n, H, int(Dx) ** 2 * int(Dw), int(Dx), int(Dv)
+
+
+class Prepared:
+    """A query's distinct tokens (``order``, tuples, the final token last) and their
+    multiplicities (``mult``); ``matrix()`` is the tokens as an fmpq matrix (built once)."""
+
+    __slots__ = ("order", "mult", "_X")
+
+    def __init__(self, order, mult):
+        self.order, self.mult, self._X = order, mult, None
+
+    def matrix(self):
+        if self._X is None:
+            d = len(self.order[-1])
+            self._X = fmpq_mat(len(self.order), d, [x if type(x) is int else _fmpq(x)
+                                                     for key in self.order for x in key])
+        return self._X
+
+    def __len__(self):
+        return sum(self.mult)
 
 
 class ExactBackend(Backend):
@@ -94,12 +132,13 @@ class ExactBackend(Backend):
         return Wm, vm
 
     def prepare_tokens(self, tokens):
-        """Distinct tokens (as an fmpq matrix, the final token last) with multiplicities:
-        repeated tokens share one softmax score, so the copy-count queries cost two rows."""
-        order, mult = self.distinct_tokens(self.tokens(tokens))
-        d = len(order[-1])
-        flat = [x if type(x) is int else _fmpq(x) for key in order for x in key]
-        return fmpq_mat(len(order), d, flat), mult
+        """Distinct tokens (the final token last) with multiplicities: repeated tokens share
+        one softmax score, so the copy-count queries cost two rows (:class:`Prepared`)."""
+        return self.prepare_clean(self.tokens(tokens))
+
+    def prepare_clean(self, tokens):
+        order, mult = self.distinct_tokens(tokens)
+        return Prepared(tuple(map(tuple, order)), tuple(mult))
 
     def tokens(self, tokens):
         """Token entries as exact rationals: Python ints stay ints (fast to hash and to
@@ -122,20 +161,49 @@ class ExactBackend(Backend):
     def attention(self, prepared, heads) -> ExpElement:
         """Σ_h Σ_i softmax(X W_h x_N)_i · v_h·x_i exactly in Q(t) (docs/design.md §1–2).
 
+        Queries with the same distinct tokens share one :class:`~.multiplicities.TokenGroup`
+        (cached per model and tokens): the answer is then one integer row product at the
+        query's multiplicities, a :class:`~.multiplicities.PackedElement`.  Queries with too
+        many distinct tokens for a group are evaluated directly (:meth:`direct`); both give
+        the same num, den and L."""
+        if not grouped(len(prepared.order), len(heads)):
+            return self.direct(prepared, heads)
+        return self._group(prepared, heads).member(prepared.mult)
+
+    def agrees(self, prepared, heads, answer) -> bool:
+        """Whether the model's answer on the prepared query equals ``answer`` exactly (the
+        certification's test).  When ``answer`` is a packed element of a group with the same
+        polynomials N, D (and L, D_a) as this model's group for the query's tokens, at the
+        query's own multiplicities, the two are equal without evaluating the member
+        (equal polynomials at equal μ); otherwise the answer is evaluated and compared."""
+        packed = getattr(answer, "packed", None)
+        if packed is not None and grouped(len(prepared.order), len(heads)) \
+                and packed[1] == prepared.mult \
+                and self._group(prepared, heads).same_as(packed[0]):
+            return True
+        return self.attention(prepared, heads) == answer
+
+    def _group(self, prepared, heads):
+        key = (tuple(id(W) for W, _ in heads), prepared.order)
+        hit = _GROUPS.get(key)
+        if hit is not None and all(a is W for a, (W, _) in zip(hit[0], heads)):
+            return hit[1]
+        S, A, n, H, D, Dx, Dv = _products(prepared.matrix(), heads)
+        group = TokenGroup(*group_scores(S, A, n, H, D, Dx, Dv))
+        if len(_GROUPS) > 4096:
+            _GROUPS.clear()
+        _GROUPS[key] = ([W for W, _ in heads], group)
+        return group
+
+    def direct(self, prepared, heads) -> ExpElement:
+        """The answer by polynomial arithmetic in Q(t) per query (docs/design.md §2).
+
         Each head is Σ μ_i a_i t^{k_i} / Σ μ_i t^{k_i} over distinct tokens with
         multiplicities μ_i (k_i = L·s_i, shifted to be ≥ 0); heads are summed as
         num·den_h + num_h·den over den·den_h — an order-independent expansion, so two models
         with the same heads give identical (num, den) and equality is cheap."""
-        X, mult = prepared
-        n, d, H = X.nrows(), X.ncols(), len(heads)
-        WTz, Dw, Vz, Dv = _stacked(heads)
-        Xz, Dx = X.numer_denom()
-        xN = fmpz_mat(1, d, [Xz[n - 1, j] for j in range(d)])
-        # row h of M: (W_h x_N)ᵀ (times Dx·Dw); scores Sᵀ = M Xᵀ (times D = Dx²·Dw)
-        M = fmpz_mat(H, d, (xN * WTz).entries())
-        S = [int(q) for q in (M * Xz.transpose()).entries()]   # head-major: h·n + i
-        A = (Xz * Vz).entries()                                  # token-major: i·H + h
-        D = int(Dx) ** 2 * int(Dw)
+        mult = prepared.mult
+        S, A, n, H, D, Dx, Dv = _products(prepared.matrix(), heads)
         g = D
         for q in S:
             g = gcd(g, q)

@@ -99,6 +99,7 @@ class ModularImage:
         self._tables = {}
         self._B, self._baby, self._giant, self._capacity = 1, [1], [1], 0
         self._columns = {}
+        self._groups = {}
 
     def _subgroup(self, factors, window):
         """M = a product of the largest prime factors of p − 1 exceeding 2·window + 1."""
@@ -175,11 +176,36 @@ class ModularImage:
             raise ValueError(f"element over L={e.L} does not embed in L*={self.L}")
         P = self.field.p
         scale = self.L // e.L
+        packed = getattr(e, "packed", None)
+        if packed is not None and packed[0].Da % P:      # else: as the polynomials' image
+            return self._packed_image(packed, scale)
         den = self._value(e.den, scale)
         if den == 0:
             raise BadReduction(f"an answer's denominator vanishes modulo the "
                                f"{P.bit_length()}-bit prime")
         return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
+
+    def _packed_image(self, packed, scale: int):
+        """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: the
+        powers τ^(scale·k_hi) once per group, then N and D at τ by the heads' product
+        (:meth:`~.multiplicities.TokenGroup.image`); the same value as the polynomials'
+        image, N/D_a over D at τ."""
+        group, mult, _, _ = packed
+        P = self.field.p
+        key = (id(group), scale)
+        cached = self._groups.get(key)
+        if cached is None or cached[0] is not group:
+            powers = [[self.power(scale * k) for k in ks] for ks, _ in group.heads]
+            cached = (group, powers, pow(group.Da, -1, P))
+            if len(self._groups) > 4096:
+                self._groups.clear()
+            self._groups[key] = cached
+        _, powers, inv_Da = cached
+        num, den = group.image(powers, mult, P)
+        if den == 0:
+            raise BadReduction(f"an answer's denominator vanishes modulo the "
+                               f"{P.bit_length()}-bit prime")
+        return self.field.ctx(num * inv_Da % P * pow(den, -1, P) % P)
 
     def dlog(self, z, window: int):
         """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log;

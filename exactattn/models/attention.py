@@ -66,6 +66,29 @@ def validate_tokens(tokens, dim: int):
     return toks
 
 
+_EXACT_ENTRY = (int, Fraction)
+
+
+def clean_query(tokens, be: Backend, dim: int, rows: dict):
+    """A query validated and converted to ``be``'s scalars (``be.tokens(validate_tokens(…))``),
+    each distinct token row once: ``rows`` caches the converted rows of a batch, keyed by
+    the row of ints and Fractions (other entries take the full path every time, as do
+    malformed queries, whose QueryError names the token and entry as usual)."""
+    out = []
+    for t in tokens:
+        key = t if type(t) is tuple else tuple(t) if type(t) is list else None
+        row = None if key is None else rows.get(key)
+        if row is None:
+            if key is None or len(key) != dim or \
+                    not all(type(x) in _EXACT_ENTRY for x in key):
+                return be.tokens(validate_tokens(tokens, dim))
+            row = rows[key] = be.tokens([key])[0]
+        out.append(row)
+    if not out:
+        validate_tokens(tokens, dim)            # the named QueryError of an empty query
+    return out
+
+
 class AttentionHead:
     """f(X) = Σ_i softmax(X W x_N)_i · v·x_i (P1 §2; docs/design.md §1)."""
 
@@ -131,6 +154,10 @@ class MultiHeadAttention:
             raise ValueError(f"dim={dim} but the heads have dimension {dims.pop()}")
         # a model with no heads (e.g. the canonical form of heads that cancel) keeps `dim`
         self.dim = dims.pop() if dims else dim
+        self._prepared = {}
+
+    def __getstate__(self):  # pickled without the per-backend cache (it holds flint objects)
+        return {**self.__dict__, "_prepared": {}}
 
     def __len__(self):
         return len(self.heads)
@@ -155,10 +182,56 @@ class MultiHeadAttention:
             raise TypeError(f"{where}: {x!r} is not rational; the exact backend needs a model "
                             f"with rational parameters (use backend='mp' or 'float', or "
                             f"Fraction entries)")
-        X = be.prepare_tokens(toks)
-        return be.attention(X, [h.prepared(be) for h in self.heads])
+        return be.attention(be.prepare_tokens(toks), self._heads_on(be))
 
     evaluate = __call__
+
+    def evaluate_clean(self, tokens, be: Backend):
+        """F(X) for tokens already validated and converted to ``be``'s scalars (what the
+        Oracle holds after its own checks): the same answer as ``self(tokens, be)``."""
+        if self.dim is None or not self.heads:
+            return be.zero
+        if be.name == "exact" and not self.is_rational:
+            return self(tokens, be)                 # the named TypeError
+        return be.attention(be.prepare_clean(tokens), self._heads_on(be))
+
+    def evaluate_many(self, queries, backend="exact", dps=None):
+        """[F(X) for X in queries] (docs/design.md §2, batched evaluation): each distinct token
+        row is validated and converted once, and on the exact backend the queries with the
+        same distinct tokens share one group (:mod:`exactattn.arith.multiplicities`)."""
+        be = get_backend(backend, dps)
+        if self.dim is None:
+            return [be.zero for _ in queries]
+        rows = {}
+        return [self.evaluate_clean(clean_query(q, be, self.dim, rows), be) for q in queries]
+
+    def first_disagreement(self, transcript, backend="exact", dps=None, done=None):
+        """The index of the first (query, answer) of ``transcript`` whose answer is not F's
+        exactly, or None (the certification of P2's learner; batched as
+        :meth:`evaluate_many`; on the exact backend via ``be.agrees``).  ``done(n)``, if
+        given, is called after each of the n queries that agreed."""
+        be = get_backend(backend, dps)
+        agrees = getattr(be, "agrees", None)
+        rows = {}
+        for n, (tokens, answer) in enumerate(transcript):
+            clean = clean_query(tokens, be, self.dim, rows)
+            if agrees is None or self.dim is None or not self.heads or not self.is_rational:
+                same = self.evaluate_clean(clean, be) == answer
+            else:
+                same = agrees(be.prepare_clean(clean), self._heads_on(be), answer)
+            if not same:
+                return n
+            if done is not None:
+                done(n + 1)
+        return None
+
+    def _heads_on(self, be: Backend):
+        """The heads prepared for ``be`` (cached per backend, as each head caches its own)."""
+        key = repr(be)
+        hit = self._prepared.get(key)
+        if hit is None:
+            hit = self._prepared[key] = [h.prepared(be) for h in self.heads]
+        return hit
 
     def canonical(self) -> "MultiHeadAttention":
         """Merge heads with equal W, sum their v, drop zero sums (P2 canonical form).

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from ..arith import Backend, ExpElement, get_backend
 from ..errors import BudgetExceeded, ExactAttnError, OracleError, OracleTimeout, PeekError, QueryError
-from ..models.attention import AttentionHead, MultiHeadAttention, validate_tokens
+from ..models.attention import AttentionHead, MultiHeadAttention, clean_query, validate_tokens
 
 __all__ = ["Oracle", "Additive", "Rounding", "as_oracle", "infer_backend"]
 
@@ -215,12 +215,46 @@ class Oracle:
         be = self._backend
         clean = be.tokens(toks)
         self.dim = dim
+        self._check_budget()
+        return self._record(clean, self._perturb(self._timed(clean)))
+
+    def ask_many(self, queries):
+        """``[oracle(q) for q in queries]``, with the same counting, transcript, budget and
+        errors (a failing query raises, the ones before it stay counted), batched: for
+        exactattn's own models with a decided backend, no noise and no timeout, each distinct
+        token row is validated and converted once, and the model evaluates the batch without
+        re-checking it (docs/design.md §2, batched evaluation).  A subclass that overrides
+        ``__call__`` is asked query by query, through its ``__call__`` (unless that method
+        is marked ``batch_safe = True``: it adds nothing a batch may skip)."""
+        target = self._target
+        call = type(self).__call__
+        if (call is not Oracle.__call__ and not getattr(call, "batch_safe", False)) \
+                or not self._is_model \
+                or not _is_library_model(target) or self.noise is not None \
+                or self.timeout is not None or self.dim is None \
+                or not hasattr(target, "evaluate_clean"):
+            return [self(q) for q in queries]
+        be, rows, out = self.backend, {}, []
+        for tokens in queries:
+            if hasattr(tokens, "tolist") and not isinstance(tokens, (list, tuple)):
+                tokens = tokens.tolist()
+            if not isinstance(tokens, (list, tuple)):
+                out.append(self(tokens))         # the general path and its errors
+                continue
+            clean = clean_query(tokens, be, self.dim, rows)
+            self._check_budget()
+            out.append(self._record(clean, target.evaluate_clean(clean, be)))
+        return out
+
+    def _check_budget(self):
         if self.budget is not None and self.spent >= self.budget:
             raise BudgetExceeded(f"query budget of {self.budget} exhausted "
                                  f"(raise budget= or use fewer queries)",
                                  budget=self.budget, needed=self.spent + 1, remaining=0)
-        answer = self._timed(clean)
-        answer = self._perturb(answer)
+
+    def _record(self, clean, answer):
+        """Count an answered query (a validation query inside :meth:`validating`) and keep it
+        in its transcript when ``record``; returns the answer."""
         if self._validating:
             self.validation_queries += 1
             if self.record:
@@ -300,7 +334,9 @@ class Oracle:
     def _answer(self, tokens):
         be = self.backend
         if self._is_model and _is_library_model(self._target):
-            return self._target(tokens, be)
+            evaluate = getattr(self._target, "evaluate_clean", None)
+            # the tokens were validated and converted by __call__
+            return evaluate(tokens, be) if evaluate else self._target(tokens, be)
         with self._named_errors():
             raw = self._target(tokens, be) if self._is_model else self._target(tokens)
             return raw if self._is_model else _as_element(be, raw, inferred=self.probe is not None)

@@ -155,13 +155,14 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
 
 def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False):
     """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries
-    are generated one at a time (the schedule is lazy)."""
+    are generated a family at a time (the schedule is lazy) and asked in batches
+    (:meth:`~exactattn.Oracle.ask_many`)."""
     d, H0, U, X = schedule.d, schedule.H0, schedule.U, schedule.X
     first = len(orc.transcript)
     total, longest, answers = schedule.count, 0, []
-    for q in schedule.queries():
-        answers.append(orc(q))
-        longest = max(longest, len(q))
+    for batch in schedule.batches():
+        answers.extend(orc.ask_many(batch))
+        longest = max(longest, max(map(len, batch)))
         progress("queries", len(answers), total)
         if len(answers) == 2 and be.name == "exact":
             _check_observed(answers[1], d, H0, force)

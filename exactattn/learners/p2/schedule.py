@@ -139,6 +139,18 @@ class Schedule:
             for m in range(1, 2 * self.H0 + 1):
                 yield fam.query(m)
 
+    def batches(self):
+        """The same queries in order, in batches for :meth:`~exactattn.Oracle.ask_many`:
+        [q₀], the first query of the first family alone (the learner checks the cost of a
+        real copy-count answer before asking more), then each family's rest."""
+        yield [self.first_query()]
+        for n, fam in enumerate(self.families):
+            queries = [fam.query(m) for m in range(1, 2 * self.H0 + 1)]
+            if n == 0:
+                yield queries[:1]
+                queries = queries[1:]
+            yield queries
+
     @property
     def count(self) -> int:
         return 1 + 2 * self.H0 * len(self.families)

@@ -45,6 +45,8 @@ for _q in _SMALL_PRIMES:
 #: power tables (baby and giant steps) are used up to this exponent; beyond it every power
 #: is a modular exponentiation, so a huge exponent never builds a huge table.
 TABLE_LIMIT = 1 << 36
+#: the first this many powers of a ModularImage are modular exponentiations (no tables)
+DIRECT_POWERS = 256
 
 
 def random_prime(bits: int, rng: random.Random):
@@ -98,6 +100,7 @@ class ModularImage:
         self.tau, self._g = tau, g
         self._tables = {}
         self._B, self._baby, self._giant, self._capacity = 1, [1], [1], 0
+        self._asked = 0
         self._columns = {}
         self._groups = {}
 
@@ -118,8 +121,10 @@ class ModularImage:
     # ------------------------------------------------------------------ powers of τ
     def power(self, K: int) -> int:
         """τ^K mod p for K ≥ 0: two table look-ups (baby steps τ^lo, giant steps τ^(hi·B))
-        for K < TABLE_LIMIT, a modular exponentiation beyond."""
-        if K >= TABLE_LIMIT:
+        for K < TABLE_LIMIT, a modular exponentiation beyond — and for the first
+        DIRECT_POWERS calls (a small run needs few powers: building tables would cost more)."""
+        self._asked += 1
+        if K >= TABLE_LIMIT or (self._asked <= DIRECT_POWERS and K >= self._capacity):
             return pow(int(self.tau), K, self.field.p)
         if K >= self._capacity:
             self._build_tables(min(TABLE_LIMIT, max(K + 1, 2 * self._capacity)))

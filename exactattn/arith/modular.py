@@ -192,25 +192,26 @@ class ModularImage:
 
     def _packed_image(self, packed, scale: int):
         """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: the
-        powers τ^(scale·k_hi) once per group, then N and D at τ by the heads' product
-        (:meth:`~.multiplicities.TokenGroup.image`); the same value as the polynomials'
-        image, N/D_a over D at τ."""
+        powers τ^(scale·k_hi) and the weights of N and D at τ as polynomials in μ once per
+        group (:meth:`~.multiplicities.TokenGroup.image_weights`), then one short dot
+        product per answer; the same value as the polynomials' image, N/D_a over D at τ."""
         group, mult, _, _ = packed
         P = self.field.p
         key = (id(group), scale)
         cached = self._groups.get(key)
         if cached is None or cached[0] is not group:
             powers = [[self.power(scale * k) for k in ks] for ks, _ in group.heads]
-            cached = (group, powers, pow(group.Da, -1, P))
+            cached = (group, group.image_weights(powers, P), pow(group.Da, -1, P))
             if len(self._groups) > 4096:
                 self._groups.clear()
             self._groups[key] = cached
-        _, powers, inv_Da = cached
-        num, den = group.image(powers, mult, P)
+        _, weights, inv_Da = cached
+        num, den = group.image(weights, mult, P)
         if den == 0:
             raise BadReduction(f"an answer's denominator vanishes modulo the "
                                f"{P.bit_length()}-bit prime")
-        return self.field.ctx(num * inv_Da % P * pow(den, -1, P) % P)
+        ctx = self.field.ctx
+        return ctx(num * inv_Da) / ctx(den)
 
     def dlog(self, z, window: int):
         """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log;

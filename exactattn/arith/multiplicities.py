@@ -100,19 +100,34 @@ class TokenGroup:
         coefficients are positive), from 0 to Σ_h max_i k_hi, and N's lie among them."""
         return sum(max(ks) for ks, _ in self.heads)
 
-    def image(self, powers, mult, P: int):
-        """(N(τ, μ) mod P, D(τ, μ) mod P) from the heads' factors, given ``powers[h][i]`` =
-        τ^(k_hi) mod P: D = Π_h D_h, N = Σ_h N_h Π_{g≠h} D_g, as in :func:`_expand`, at
-        t = τ (a ring homomorphism, so the value of the expanded polynomials)."""
-        num, den = 0, 1
+    def image_weights(self, powers, P: int):
+        """(w_N, w_D): N and D at t = τ as polynomials in μ mod P, one weight per
+        μ-monomial α (the rows of C_N, C_D), from ``powers[h][i]`` = τ^(k_hi) mod P:
+        D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g expanded in μ alone (as :func:`_expand`,
+        at t = τ — a ring homomorphism, so the value of the expanded polynomials).  A
+        member's image is then one short dot product with V(μ) (:meth:`image`)."""
+        radix = self.H + 1
+        state = {0: (1, 0)}                       # code of α → (D weight, N weight)
         for (_, vals), pw in zip(self.heads, powers):
-            dh = nh = 0
-            for m, a, p in zip(mult, vals, pw):
-                w = m * p
-                dh += w
-                nh += a * w
-            num, den = (num * dh + nh * den) % P, den * dh % P
-        return num, den
+            steps = [(radix ** i, p, a * p) for i, (a, p) in enumerate(zip(vals, pw))]
+            new = {}
+            for code, (wd, wn) in state.items():
+                for step, p, ap in steps:
+                    key = code + step
+                    old = new.get(key)
+                    if old is None:
+                        new[key] = (wd * p, wn * p + wd * ap)
+                    else:
+                        new[key] = (old[0] + wd * p, old[1] + wn * p + wd * ap)
+            state = {key: (wd % P, wn % P) for key, (wd, wn) in new.items()}
+        codes = _compositions(self.n, self.H)[0]
+        return ([state.get(c, (0, 0))[1] for c in codes], [state.get(c, (0, 0))[0] for c in codes])
+
+    def image(self, weights, mult, P: int):
+        """(N(τ, μ) mod P, D(τ, μ) mod P) from :meth:`image_weights`."""
+        V = _monomial_values(self.n, self.H, tuple(mult))
+        wN, wD = weights
+        return sum(v * w for v, w in zip(V, wN)) % P, sum(v * w for v, w in zip(V, wD)) % P
 
     def member(self, mult) -> ExpElement:
         """The answer at multiplicities ``mult`` (each ≥ 1): a :class:`PackedElement`, or the
@@ -185,6 +200,15 @@ def _compositions(n: int, H: int):
 
 def _monomials(n: int, H: int, mult):
     """The row (μ^α) over the sorted compositions α (the rows of C_N and C_D), cached."""
+    return _monomial_row(n, H, mult)[1]
+
+
+def _monomial_values(n: int, H: int, mult):
+    """The same values as Python integers."""
+    return _monomial_row(n, H, mult)[0]
+
+
+def _monomial_row(n: int, H: int, mult):
     key = (n, H, mult)
     V = _MONOMIALS.get(key)
     if V is None:
@@ -196,7 +220,7 @@ def _monomials(n: int, H: int, mult):
                 if a:
                     v *= m ** a
             vals.append(v)
-        V = fmpz_mat(1, len(vals), vals)
+        V = (vals, fmpz_mat(1, len(vals), vals))
         if len(_MONOMIALS) > 1 << 16:
             _MONOMIALS.clear()
         _MONOMIALS[key] = V

@@ -154,19 +154,25 @@ def run_cli(argv, cwd=".", stderr_tty=False):
         master, slave = os.openpty()
         with os.fdopen(slave, "w", encoding="utf-8") as tty:
             proc = _run_cli(argv, cwd, tty)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:                      # EIO once the terminal is drained
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(master)
-        proc.stderr = b"".join(chunks).decode(errors="replace")
+        proc.stderr = drain_tty(master)
         return proc
     return _run_cli(argv, cwd, io.StringIO())
+
+
+def drain_tty(master) -> str:
+    """Everything written to a pseudo-terminal whose other end is closed, as text; closes
+    ``master``."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:                          # EIO once the terminal is drained
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return b"".join(chunks).decode(errors="replace")
 
 
 def _run_cli(argv, cwd, err):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_cli
+from conftest import drain_tty, run_cli
 
 import exactattn as ea
 from exactattn.cli.main import main
@@ -93,17 +93,7 @@ def _run_with_tty_stderr(args):
                               stdout=subprocess.PIPE, stderr=slave, timeout=120)
     finally:
         os.close(slave)
-    err = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:                      # EIO once the terminal is drained
-            break
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    return proc.returncode, proc.stdout.decode(), err.decode(errors="replace")
+    return proc.returncode, proc.stdout.decode(), drain_tty(master)
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

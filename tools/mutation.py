@@ -205,8 +205,8 @@ MUTANTS = [
      [("exactattn/arith/multiplicities.py", "and self._rowN == other._rowN and self._rowD == other._rowD:",
        ":")]),
     ("M58", "images: a packed answer's image drops a head's factor",
-     [("exactattn/arith/multiplicities.py", "for (_, vals), pw in zip(self.heads, powers):",
-       "for (_, vals), pw in list(zip(self.heads, powers))[1:]:")]),
+     [("exactattn/arith/multiplicities.py", "for (_, vals), pw in zip(self.heads, powers)], P)",
+       "for (_, vals), pw in list(zip(self.heads, powers))[1:]], P)")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -18,7 +18,7 @@ from ..errors import SingularSystem
 from .numbers import to_rational
 from .base import Backend
 from .expfield import ExpElement, check_product, exp_rational, poly
-from .multiplicities import TokenGroup, group_scores, grouped
+from .multiplicities import TokenGroup, grouped
 
 __all__ = ["ExactBackend"]
 
@@ -31,26 +31,33 @@ def _frac(q: fmpq) -> Fraction:
     return Fraction(int(q.p), int(q.q))
 
 
+def _cached_per_heads(cache: dict, limit: int, heads, extra, build):
+    """``build()``, cached per tuple of prepared heads (and ``extra``): the cache keeps the
+    heads alive, so their ids are not reused; it is emptied beyond ``limit`` entries."""
+    key = (tuple(id(W) for W, _ in heads), extra)
+    hit = cache.get(key)
+    if hit is not None and all(a is W for a, (W, _) in zip(hit[0], heads)):
+        return hit[1]
+    value = build()
+    if len(cache) > limit:
+        cache.clear()
+    cache[key] = ([W for W, _ in heads], value)
+    return value
+
+
 _STACKS = {}
 
 
 def _stacked(heads):
     """The heads as two integer matrices with common denominators, cached per tuple of
-    prepared heads (the cache keeps them alive, so ids are not reused): [W_1ᵀ | … | W_Hᵀ]
-    (d × Hd) over D_W and (v_1 … v_H) (d × H) over D_v — one integer product per query
-    instead of two rational ones per head."""
-    key = tuple(id(W) for W, _ in heads)
-    hit = _STACKS.get(key)
-    if hit is not None and all(a is W for a, (W, _) in zip(hit[0], heads)):
-        return hit[1]
-    d, H = heads[0][0].nrows(), len(heads)
-    WT = fmpq_mat(d, H * d, [W[a, b] for b in range(d) for W, _ in heads for a in range(d)])
-    V = fmpq_mat(d, H, [v[i, 0] for i in range(d) for _, v in heads])
-    stacked = (*WT.numer_denom(), *V.numer_denom())
-    if len(_STACKS) > 64:
-        _STACKS.clear()
-    _STACKS[key] = ([W for W, _ in heads], stacked)
-    return stacked
+    prepared heads: [W_1ᵀ | … | W_Hᵀ] (d × Hd) over D_W and (v_1 … v_H) (d × H) over D_v —
+    one integer product per query instead of two rational ones per head."""
+    def build():
+        d, H = heads[0][0].nrows(), len(heads)
+        WT = fmpq_mat(d, H * d, [W[a, b] for b in range(d) for W, _ in heads for a in range(d)])
+        V = fmpq_mat(d, H, [v[i, 0] for i in range(d) for _, v in heads])
+        return (*WT.numer_denom(), *V.numer_denom())
+    return _cached_per_heads(_STACKS, 64, heads, None, build)
 
 
 _GROUPS = {}
@@ -68,6 +75,17 @@ def _products(X, heads):
     S = [int(q) for q in (M * Xz.transpose()).entries()]
     A = (Xz * Vz).entries()
     return S, A, n, H, int(Dx) ** 2 * int(Dw), int(Dx), int(Dv)
+
+
+def _per_head(S, A, n, H, D, Dx, Dv):
+    """(scores per head, values per head, L, D_a) from :func:`_products`: k_hi = L·s_hi
+    (integers, L = D / gcd(D, S)) and a_hi = D_a·v_h·x_i (integers, D_a = D_x D_v)."""
+    g = D
+    for q in S:
+        g = gcd(g, q)
+    scores = [[q // g for q in S[h * n:(h + 1) * n]] for h in range(H)]
+    values = [[int(a) for a in A[h::H]] for h in range(H)]
+    return scores, values, D // g, Dx * Dv
 
 
 class Prepared:
@@ -184,16 +202,9 @@ class ExactBackend(Backend):
         return self.attention(prepared, heads) == answer
 
     def _group(self, prepared, heads):
-        key = (tuple(id(W) for W, _ in heads), prepared.order)
-        hit = _GROUPS.get(key)
-        if hit is not None and all(a is W for a, (W, _) in zip(hit[0], heads)):
-            return hit[1]
-        S, A, n, H, D, Dx, Dv = _products(prepared.matrix(), heads)
-        group = TokenGroup(*group_scores(S, A, n, H, D, Dx, Dv))
-        if len(_GROUPS) > 4096:
-            _GROUPS.clear()
-        _GROUPS[key] = ([W for W, _ in heads], group)
-        return group
+        """The query's TokenGroup for these heads, cached per (heads, distinct tokens)."""
+        return _cached_per_heads(_GROUPS, 4096, heads, prepared.order, lambda: TokenGroup(
+            *_per_head(*_products(prepared.matrix(), heads))))
 
     def direct(self, prepared, heads) -> ExpElement:
         """The answer by polynomial arithmetic in Q(t) per query (docs/design.md §2).
@@ -202,18 +213,12 @@ class ExactBackend(Backend):
         multiplicities μ_i (k_i = L·s_i, shifted to be ≥ 0); heads are summed as
         num·den_h + num_h·den over den·den_h — an order-independent expansion, so two models
         with the same heads give identical (num, den) and equality is cheap."""
-        mult = prepared.mult
-        S, A, n, H, D, Dx, Dv = _products(prepared.matrix(), heads)
-        g = D
-        for q in S:
-            g = gcd(g, q)
-        L, Da = D // g, int(Dx) * int(Dv)
-        per_head = [([q // g for q in S[h * n:(h + 1) * n]], A[h::H]) for h in range(H)]
+        scores, values, L, Da = _per_head(*_products(prepared.matrix(), heads))
         parts = []
-        for ks, values in per_head:
+        for ks, vals in zip(scores, values):
             low = min(ks)
             hn, hd = {}, {}
-            for k, a, mu in zip(ks, values, mult):
+            for k, a, mu in zip(ks, vals, prepared.mult):
                 hn[k - low] = hn.get(k - low, 0) + mu * a
                 hd[k - low] = hd.get(k - low, 0) + mu
             parts.append((poly({k: fmpq(c, Da) for k, c in hn.items()}), poly(hd)))

@@ -22,8 +22,6 @@ is the ExpElement equality.  No float is used anywhere here.
 
 from __future__ import annotations
 
-from math import gcd
-
 from flint import fmpq, fmpz_mat
 
 from .expfield import ExpElement, R, check_product
@@ -103,29 +101,19 @@ class TokenGroup:
     def image_weights(self, powers, P: int):
         """(w_N, w_D): N and D at t = τ as polynomials in μ mod P, one weight per
         μ-monomial α (the rows of C_N, C_D), from ``powers[h][i]`` = τ^(k_hi) mod P:
-        D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g expanded in μ alone (as :func:`_expand`,
-        at t = τ — a ring homomorphism, so the value of the expanded polynomials).  A
+        D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g expanded in μ alone (:func:`_product`, as
+        :func:`_expand` but at t = τ — a ring homomorphism, so the value of the expanded
+        polynomials).  A
         member's image is then one short dot product with V(μ) (:meth:`image`)."""
         radix = self.H + 1
-        state = {0: (1, 0)}                       # code of α → (D weight, N weight)
-        for (_, vals), pw in zip(self.heads, powers):
-            steps = [(radix ** i, p, a * p) for i, (a, p) in enumerate(zip(vals, pw))]
-            new = {}
-            for code, (wd, wn) in state.items():
-                for step, p, ap in steps:
-                    key = code + step
-                    old = new.get(key)
-                    if old is None:
-                        new[key] = (wd * p, wn * p + wd * ap)
-                    else:
-                        new[key] = (old[0] + wd * p, old[1] + wn * p + wd * ap)
-            state = {key: (wd % P, wn % P) for key, (wd, wn) in new.items()}
+        state = _product([[(radix ** i, p, a * p) for i, (a, p) in enumerate(zip(vals, pw))]
+                          for (_, vals), pw in zip(self.heads, powers)], P)
         codes = _compositions(self.n, self.H)[0]
         return ([state.get(c, (0, 0))[1] for c in codes], [state.get(c, (0, 0))[0] for c in codes])
 
     def image(self, weights, mult, P: int):
         """(N(τ, μ) mod P, D(τ, μ) mod P) from :meth:`image_weights`."""
-        V = _monomial_values(self.n, self.H, tuple(mult))
+        V = _monomial_row(self.n, self.H, tuple(mult))[0]
         wN, wD = weights
         return sum(v * w for v, w in zip(V, wN)) % P, sum(v * w for v, w in zip(V, wD)) % P
 
@@ -134,7 +122,7 @@ class TokenGroup:
         exact zero (as the direct evaluation gives it) when N(t, μ) vanishes."""
         if self._E is None:
             self._matrices()
-        V = _monomials(self.n, self.H, tuple(mult))
+        V = _monomial_row(self.n, self.H, tuple(mult))[1]
         rowN = V * self._CN
         if rowN.is_zero():
             return ExpElement(R.from_dict({}), None, 1)
@@ -153,23 +141,32 @@ class TokenGroup:
 
 
 def _expand(heads, radix: int, base: int):
-    """{E·base + code of α: (coefficient in D, coefficient in N)}: D = Π_h D_h and
-    N = Σ_h N_h Π_{g≠h} D_g expanded head by head, merged as it goes (the code of α is
-    Σ_i α_i · radix^i < base; one integer key per term is cheaper than a tuple)."""
+    """{E·base + code of α: (coefficient in D, coefficient in N)}: the product of the heads'
+    factors D_h = Σ_i μ_i t^{k_hi} (:func:`_product`; the code of α is Σ_i α_i · radix^i <
+    base, so one integer key E·base + code stands for the term μ^α t^E)."""
+    return _product([[(k * base + radix ** i, 1, a) for i, (k, a) in enumerate(zip(ks, vals))]
+                     for ks, vals in heads])
+
+
+def _product(factors, modulus=None):
+    """D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g, expanded factor by factor and merged as it
+    goes, as {key: (coefficient in D, coefficient in N)}: factor h is a list of terms
+    (key step, w, a·w), D_h = Σ w·X^step and N_h = Σ a·w·X^step (keys add as exponents
+    multiply).  With ``modulus`` the coefficients are reduced after each factor."""
     state = {0: (1, 0)}
-    for ks, vals in heads:
-        steps = [(k * base + radix ** i, a) for i, (k, a) in enumerate(zip(ks, vals))]
+    for steps in factors:
         new = {}
         get = new.get
         for key, (cd, cn) in state.items():
-            for step, a in steps:
+            for step, w, aw in steps:
                 k2 = key + step
                 old = get(k2)
                 if old is None:
-                    new[k2] = (cd, cn + a * cd)
+                    new[k2] = (cd * w, cn * w + cd * aw)
                 else:
-                    new[k2] = (old[0] + cd, old[1] + cn + a * cd)
-        state = new
+                    new[k2] = (old[0] + cd * w, old[1] + cn * w + cd * aw)
+        state = new if modulus is None else \
+            {key: (cd % modulus, cn % modulus) for key, (cd, cn) in new.items()}
     return state
 
 
@@ -198,17 +195,9 @@ def _compositions(n: int, H: int):
     return hit
 
 
-def _monomials(n: int, H: int, mult):
-    """The row (μ^α) over the sorted compositions α (the rows of C_N and C_D), cached."""
-    return _monomial_row(n, H, mult)[1]
-
-
-def _monomial_values(n: int, H: int, mult):
-    """The same values as Python integers."""
-    return _monomial_row(n, H, mult)[0]
-
-
 def _monomial_row(n: int, H: int, mult):
+    """(μ^α) over the sorted compositions α (the rows of C_N and C_D), as Python integers
+    and as a 1-row fmpz_mat, cached."""
     key = (n, H, mult)
     V = _MONOMIALS.get(key)
     if V is None:
@@ -225,6 +214,19 @@ def _monomial_row(n: int, H: int, mult):
             _MONOMIALS.clear()
         _MONOMIALS[key] = V
     return V
+
+
+def _lazy(slot):
+    """A property reading and writing ExpElement's ``slot`` (num or den) once the element
+    has built its polynomials."""
+    def get(self):
+        self._build()
+        return slot.__get__(self)
+
+    def set(self, value):
+        self._build()
+        slot.__set__(self, value)
+    return property(get, set)
 
 
 class PackedElement(ExpElement):
@@ -253,25 +255,8 @@ class PackedElement(ExpElement):
         _DEN.__set__(self, den)
         self._group = None
 
-    @property
-    def num(self):
-        self._build()
-        return _NUM.__get__(self)
-
-    @num.setter
-    def num(self, value):
-        self._build()
-        _NUM.__set__(self, value)
-
-    @property
-    def den(self):
-        self._build()
-        return _DEN.__get__(self)
-
-    @den.setter
-    def den(self, value):
-        self._build()
-        _DEN.__set__(self, value)
+    num = _lazy(_NUM)
+    den = _lazy(_DEN)
 
     @property
     def packed(self):
@@ -293,21 +278,5 @@ class PackedElement(ExpElement):
             return True
         return super().__eq__(other)
 
-    def __ne__(self, other):
-        return not self == other
-
     __hash__ = ExpElement.__hash__
-
-
-
-def group_scores(S, A, n, H, D, Dx, Dv):
-    """(scores per head, values per head, L, D_a) from the integer score and value products
-    of the direct evaluation (head-major S, token-major A; D = D_x² D_W)."""
-    g = D
-    for q in S:
-        g = gcd(g, q)
-    scores = [[q // g for q in S[h * n:(h + 1) * n]] for h in range(H)]
-    values = [[int(a) for a in A[h::H]] for h in range(H)]
-    return scores, values, D // g, Dx * Dv
-
 

@@ -212,14 +212,18 @@ class MultiHeadAttention:
         given, is called after each of the n queries that agreed."""
         be = get_backend(backend, dps)
         agrees = getattr(be, "agrees", None)
+        if agrees is not None and self.heads and self.is_rational:
+            heads = self._heads_on(be)
+
+            def same(clean, answer):
+                return agrees(be.prepare_clean(clean), heads, answer)
+        else:
+            def same(clean, answer):
+                return self.evaluate_clean(clean, be) == answer
         rows = {}
         for n, (tokens, answer) in enumerate(transcript):
-            clean = clean_query(tokens, be, self.dim, rows)
-            if agrees is None or self.dim is None or not self.heads or not self.is_rational:
-                same = self.evaluate_clean(clean, be) == answer
-            else:
-                same = agrees(be.prepare_clean(clean), self._heads_on(be), answer)
-            if not same:
+            clean = [] if self.dim is None else clean_query(tokens, be, self.dim, rows)
+            if not same(clean, answer):
                 return n
             if done is not None:
                 done(n + 1)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import _shard  # noqa: E402  (first: a shard worker restores the session's environment)
+
 os.environ.setdefault("SYMPY_GROUND_TYPES", "python")
 
 from hypothesis import settings  # noqa: E402
@@ -322,10 +324,29 @@ def pytest_collection_modifyitems(config, items):
                       it.get_closest_marker("quick_claims") is not None)
 
 
+def _keep_in_main(item):
+    """The test must run in this session, not in a shard worker (tests/_shard.py): it uses
+    the session's quick claim outcomes or an example script's shared run."""
+    return _needs(item, SLOW_FIXTURES) or item.get_closest_marker("quick_claims") is not None \
+        or _needs_every_claim(item)
+
+
+#: whole files that need neither run in a second pytest process (tests/_shard.py)
+SHARD = _shard.Shard(_keep_in_main)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SHARD, "exactattn-shard")
+
+
 def pytest_collection_finish(session):
     """When the selected tests need the whole quick check, every claim runs at once in the
     background (tests/quick_claims.py, another process: another core) while the tests that
-    need no claim run; otherwise each claim runs here when a test first asks for it."""
+    need no claim run; otherwise each claim runs here when a test first asks for it.  Then
+    (tests/_shard.py, after this) whole files that need neither claims nor shared runs may go
+    to a worker process, their reports replayed here."""
+    if _shard.IS_WORKER:
+        return
     if not session.config.option.collectonly and any(map(_needs_every_claim, session.items)):
         _start_background()
 

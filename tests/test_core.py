@@ -11,6 +11,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import exactattn as ea
 from exactattn.arith import expfield, modular
@@ -180,6 +182,24 @@ def test_bounded_discrete_log(bits):
         assert img.dlog(img.tau ** k, window) == k
     assert img.dlog(img.tau ** (window + 1), window) is None
     assert img.dlog(img.tau ** (10 * window), window) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(bits=st.sampled_from([62, 127, 255]), seed=st.integers(0, 10 ** 6),
+       window_digits=st.integers(0, 30), data=st.data())
+def test_discrete_log_is_exact_in_its_window_whatever_tau(bits, seed, window_digits, data):
+    """The digit tables are shared by every τ of a prime (modular._digit_table): the log of
+    τ^k is k for every k in the window, and nothing outside it, for any τ drawn."""
+    p, factors = engines.ladder_prime(bits)
+    window = 10 ** window_digits
+    if 1 << (bits - 1) <= 2 * window + 1:
+        return
+    img = modular.ModularImage(PrimeField(p), 1, random.Random(seed), factors, window=window)
+    k = data.draw(st.integers(-window, window))
+    assert img.dlog(img.tau ** k, window) == k
+    far = data.draw(st.integers(window + 1, 10 * window + 10))
+    got = img.dlog(img.tau ** far, window)        # none, or another k with τ^k = τ^far
+    assert got is None or (abs(got) <= window and img.tau ** got == img.tau ** far)
 
 
 def test_images_match_direct_evaluation_and_verify_catches_a_stale_cache():

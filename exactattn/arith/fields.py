@@ -10,13 +10,14 @@ and ``roots(coeffs)``, elements with Python operators.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from math import isqrt
 
 from flint import fmpz_mod_ctx, fmpz_mod_mat, fmpz_mod_poly_ctx, nmod_poly
 
 
-__all__ = ["PrimeField", "RealField", "rational_reconstruction"]
+__all__ = ["PrimeField", "RealField", "prime_field", "rational_reconstruction"]
 
 
 def rational_reconstruction(a: int, p: int):
@@ -91,6 +92,13 @@ class PrimeField:
     def __repr__(self):
         return f"PrimeField(p of {self.p.bit_length()} bits)"
 
+
+
+@functools.lru_cache(maxsize=16)
+def prime_field(p: int) -> PrimeField:
+    """The PrimeField of p, made once per process (its python-flint contexts test p for
+    primality when made: about 0.5 ms at the ladder's large sizes, per modular run)."""
+    return PrimeField(p)
 
 
 class RealField:

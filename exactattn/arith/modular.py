@@ -98,7 +98,6 @@ class ModularImage:
             if all(not (g ** (M // q)).is_one() for q in qs):
                 break
         self.tau, self._g = tau, g
-        self._tables = {}
         self._B, self._baby, self._giant, self._capacity = 1, [1], [1], 0
         self._asked = 0
         self._columns = {}
@@ -238,25 +237,54 @@ class ModularImage:
         return k if abs(k) <= window and self.tau ** k == z else None
 
     def _prime_power_log(self, gq, hq, q, e):
-        """x mod q^e with gq^x = hq, gq of order q^e (digit by digit, a table of size q)."""
+        """x mod q^e with gq^x = hq, gq of order q^e (digit by digit).  The digits are read in
+        the subgroup of order q through the process-wide table of a fixed element γ₀ of order
+        q (:func:`_digit_table`, built once per (p, q), not once per τ): γ = gq^(q^(e−1)) is
+        γ₀^c, and a digit read as γ₀^δ is δ·c⁻¹ mod q."""
+        p = self.field.p
+        gamma0, table = _digit_table(p, q)
         gamma = gq ** (q ** (e - 1))
-        table = self._tables.get(q)
-        if table is None or table[0] != gamma:
-            table = (gamma, {})
-            acc = self.field.one
-            for d in range(q):
-                table[1][int(acc)] = d
-                acc = acc * gamma
-            self._tables[q] = table
+        c = table.get(int(gamma))
+        if not c:                                   # γ has order q, so c ≠ 0 (never reached)
+            return None
+        c_inv = pow(c, -1, q)
         inv = gq.inverse() if hasattr(gq, "inverse") else self.field.one / gq
         x = 0
         for j in range(e):
             hj = (inv ** x * hq) ** (q ** (e - 1 - j))
-            d = table[1].get(int(hj))
+            d = table.get(int(hj))
             if d is None:
                 return None
-            x += d * q ** j
+            x += (d * c_inv % q) * q ** j
         return x
+
+
+#: (p, q) → (γ₀, {γ₀^δ: δ}) for the discrete logs' digits; p − 1 has at most a few hundred
+#: prime factors below 2048, and a process uses the ladder's six primes
+_DIGIT_TABLES = {}
+_DIGIT_TABLES_LIMIT = 2048
+
+
+def _digit_table(p: int, q: int):
+    """A fixed element γ₀ of order q in F_p^* (the first of 2, 3, … whose ((p−1)/q)-th power
+    is not 1) and the table {γ₀^δ mod p: δ} for δ < q, once per process."""
+    key = (p, q)
+    got = _DIGIT_TABLES.get(key)
+    if got is None:
+        x = 2
+        while True:
+            gamma0 = pow(x, (p - 1) // q, p)
+            if gamma0 != 1:
+                break
+            x += 1
+        table, acc = {}, 1
+        for delta in range(q):
+            table[acc] = delta
+            acc = acc * gamma0 % p
+        if len(_DIGIT_TABLES) >= _DIGIT_TABLES_LIMIT:
+            _DIGIT_TABLES.clear()
+        got = _DIGIT_TABLES[key] = (gamma0, table)
+    return got
 
 
 def _multiplicities(factors):

@@ -31,27 +31,24 @@ def require(cond, message):
 
 
 # ------------------------------------------------------------------ loading
+#: a JSON string literal (escapes included), and the brackets outside them
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 def _depth(text: str) -> int:
-    """Maximum nesting depth of [ and { outside strings (a linear scan, no recursion)."""
+    """Maximum nesting depth of [ and { outside strings: the string literals are cut out
+    (a regular expression, no recursion), then the brackets left are counted.  An
+    unterminated string leaves its brackets counted: never a smaller depth than json sees."""
     depth = best = 0
-    in_str = esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
+    for ch in _BRACKETS.findall(_STRING.sub("", text)):
+        if ch in "[{":
             depth += 1
             if depth > best:
                 best = depth
                 if best > MAX_DEPTH:
                     return best
-        elif ch in "]}":
+        else:
             depth -= 1
     return best
 

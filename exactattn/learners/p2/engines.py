@@ -13,7 +13,7 @@ from fractions import Fraction
 from math import lcm
 
 from ...arith.expfield import ExpElement
-from ...arith.fields import PrimeField, RealField
+from ...arith.fields import RealField, prime_field
 from ...arith.modular import BadReduction, ModularImage, random_prime
 from ...errors import LearningFailure, NotAttention
 
@@ -97,7 +97,7 @@ class ModularEngine:
         if p - 1 <= 2 * self.window:
             raise BadReduction(f"a {bits}-bit prime cannot hold the discrete-log window "
                                f"±{self.window}")
-        self.field = PrimeField(p)
+        self.field = prime_field(p)
         self.image = ModularImage(self.field, self.L, rng, factors, verify=verify,
                                   window=self.window)
         self.samples_per_family = samples_per_family

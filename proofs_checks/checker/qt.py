@@ -33,30 +33,51 @@ def dot(a, b):
     return sum((x * y for x, y in zip(a, b)), Fraction(0))
 
 
+def _integral_vector(vec):
+    """(X, e): a rational vector as X/e, X integers and e the least common denominator."""
+    e = 1
+    for x in vec:
+        e = e * x.denominator // math.gcd(e, x.denominator)
+    return [x.numerator * (e // x.denominator) for x in vec], e
+
+
+def _idot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
 def attention(model, tokens):
-    """F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i as (num, den, L) in Q(t) (docs/design.md §1)."""
-    xN = tokens[-1]
+    """F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i as (num, den, L) in Q(t) (docs/design.md §1).
+    Every dot product and the expansion run over integers: each vector is scaled by its
+    least common denominator, every value v_h·x_i by the common denominator D of them all,
+    and num is divided by D at the end."""
+    seen = {}
+    toks = [seen.get(key) or seen.setdefault(key, _integral_vector(key))
+            for key in map(tuple, tokens)]
+    XN, eN = toks[-1]
     parts = []
     for W, v in model:
-        Wx = [dot(row, xN) for row in W]
-        scores = [dot(tok, Wx) for tok in tokens]
-        values = [dot(tok, v) for tok in tokens]
+        Wx = _integral_vector([Fraction(_idot(R, XN), e * eN)
+                               for R, e in map(_integral_vector, W)])
+        V = _integral_vector(v)
+        scores = [Fraction(_idot(X, Wx[0]), e * Wx[1]) for X, e in toks]
+        values = [Fraction(_idot(X, V[0]), e * V[1]) for X, e in toks]
         parts.append((scores, values))
-    L = 1
-    for scores, _ in parts:
+    L = D = 1
+    for scores, values in parts:
         for s in scores:
             L = L * s.denominator // math.gcd(L, s.denominator)
-    num, den = {}, {0: Fraction(1)}
+        for a in values:
+            D = D * a.denominator // math.gcd(D, a.denominator)
+    num, den = {}, {0: 1}
     for scores, values in parts:
         n_h, d_h = {}, {}
         for s, a in zip(scores, values):
             k = int(s * L)
-            d_h = padd(d_h, {k: Fraction(1)})
-            if a:
-                n_h = padd(n_h, {k: a})
-        num = padd(lmul(num, d_h), lmul(n_h, den))
+            d_h[k] = d_h.get(k, 0) + 1
+            n_h[k] = n_h.get(k, 0) + int(a * D)
+        num = padd(lmul(num, d_h), lmul({k: c for k, c in n_h.items() if c}, den))
         den = lmul(den, d_h)
-    return num, den, L
+    return {k: Fraction(c, D) for k, c in num.items()}, {k: Fraction(c) for k, c in den.items()}, L
 
 
 def element(data, where):
@@ -84,12 +105,26 @@ def element(data, where):
     return out[0], out[1], L
 
 
+def _integral(p):
+    """(P, e): a Laurent polynomial with rational coefficients as P/e, P with integer
+    coefficients and e the least common denominator."""
+    e = 1
+    for c in p.values():
+        e = e * c.denominator // math.gcd(e, c.denominator)
+    return {k: int(c * e) for k, c in p.items()}, e
+
+
 def same_element(a, b) -> bool:
-    """Exact equality in Q(t): lift to a common L and cross-multiply."""
+    """Exact equality in Q(t): lift to a common L and cross-multiply, n1·d2 = n2·d1, over
+    the integers (each polynomial times its least common denominator, the products times
+    the other side's)."""
     (n1, d1, L1), (n2, d2, L2) = a, b
     L = L1 * L2 // math.gcd(L1, L2)
-    n1, d1, n2, d2 = lift(n1, L // L1), lift(d1, L // L1), lift(n2, L // L2), lift(d2, L // L2)
-    return lmul(n1, d2) == lmul(n2, d1)
+    (N1, e1), (D1, f1) = _integral(lift(n1, L // L1)), _integral(lift(d1, L // L1))
+    (N2, e2), (D2, f2) = _integral(lift(n2, L // L2)), _integral(lift(d2, L // L2))
+    left, right = e2 * f1, e1 * f2
+    return {k: c * left for k, c in lmul(N1, D2).items()} == \
+        {k: c * right for k, c in lmul(N2, D1).items()}
 
 
 def tokens_of(q, dim, where):

@@ -295,6 +295,14 @@ def test_parser_bounds_and_exact_types():
     with pytest.raises(Rejected, match="nesting"):
         parse.load(b"[" * (parse.MAX_DEPTH + 1) + b"]" * (parse.MAX_DEPTH + 1))
     assert parse.load(b'["[[[[", {"b": "}}}"}]') == ["[[[[", {"b": "}}}"}]
+    # brackets inside strings (escaped quotes too) are not nesting; real nesting beside them is
+    deep = "[" * (parse.MAX_DEPTH + 5)
+    text = '["' + deep + '\\"' + deep + '", {"k\\"[": "' + deep + '"}]'
+    assert parse.load(text.encode()) == [deep + '"' + deep, {'k"[': deep}]
+    nested = "[" * parse.MAX_DEPTH + '"]]]"' + "]" * parse.MAX_DEPTH
+    assert parse._depth(nested) == parse.MAX_DEPTH
+    with pytest.raises(Rejected, match="nesting"):
+        parse.load(("[" + nested + "]").encode())
     with pytest.raises(Rejected, match="characters"):
         parse.rat("1" * (parse.MAX_RATIONAL_CHARS + 1))
     with pytest.raises(Rejected):

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_multiplicities.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -207,6 +207,15 @@ MUTANTS = [
     ("M58", "images: a packed answer's image drops a head's factor",
      [("exactattn/arith/multiplicities.py", "for (_, vals), pw in zip(self.heads, powers)], P)",
        "for (_, vals), pw in list(zip(self.heads, powers))[1:]], P)")]),
+    ("M59", "discrete log: a digit read against the shared table without c⁻¹",
+     [("exactattn/arith/modular.py", "x += (d * c_inv % q) * q ** j", "x += d * q ** j")]),
+    ("M60", "checker: Q(t) equality drops the common denominators",
+     [(C + "qt.py", "left, right = e2 * f1, e1 * f2", "left, right = 1, 1")]),
+    ("M61", "checker: the depth scan counts brackets inside strings",
+     [(C + "parse.py", '_BRACKETS.findall(_STRING.sub("", text))', "_BRACKETS.findall(text)")]),
+    ("M62", "checker: the depth scan skips one more level per string",
+     [(C + "parse.py", "        else:\n            depth -= 1\n    return best",
+       "        else:\n            depth -= 2\n    return best")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -303,6 +303,10 @@ def test_parser_bounds_and_exact_types():
     assert parse._depth(nested) == parse.MAX_DEPTH
     with pytest.raises(Rejected, match="nesting"):
         parse.load(("[" + nested + "]").encode())
+    # siblings close before the deepest branch opens: the depth is still the deepest branch's
+    assert parse._depth('[[], [[]], {"a": [[[]]]}]') == 5
+    with pytest.raises(Rejected, match="nesting"):
+        parse.load(("[" + "[], " * 3 + "[" * parse.MAX_DEPTH + "]" * parse.MAX_DEPTH + "]").encode())
     with pytest.raises(Rejected, match="characters"):
         parse.rat("1" * (parse.MAX_RATIONAL_CHARS + 1))
     with pytest.raises(Rejected):

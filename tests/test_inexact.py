@@ -8,6 +8,8 @@ from fractions import Fraction
 
 import mpmath
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from flint import arb
 
 import exactattn as ea
@@ -242,3 +244,26 @@ def test_cli_summary_prints_each_relation_as_it_is():
     assert "1.5e-8 ≤ error bar" in line and "> accuracy" in line and "≤ accuracy" not in line
     o["error_bar_value"], o["error_bar"]["bound"] = 1e-8, "1e-8"
     assert "1.5e-8 > error bar" in _inexact_how(o)
+
+
+@settings(max_examples=40, deadline=None)
+@given(zs=st.lists(st.fractions(min_value=Fraction(1, 1000), max_value=1000,
+                                max_denominator=1000), min_size=1, max_size=5, unique=True),
+       dps=st.sampled_from([20, 50, 120]))
+def test_mp_roots_of_a_copy_count_denominator_are_its_poles(zs, dps):
+    """RealField.roots on mp (flint-isolated, refined, rounded to the context): the roots
+    of Q(m) = Π (1 + m z_h) are −1/z_h to the context's precision, all found real."""
+    from exactattn.arith.fields import RealField
+    from exactattn.arith.mp import MPBackend
+    be = MPBackend(dps)
+    ctx = be.ctx
+    Q = [ctx.mpf(1)]
+    for z in zs:                                   # Q ← Q·(1 + m z)
+        zz = ctx.mpf(z.numerator) / z.denominator
+        Q = [a + zz * b for a, b in zip(Q + [ctx.mpf(0)], [ctx.mpf(0)] + Q)]
+    roots, complete = RealField(be).roots(Q)
+    assert complete and len(roots) == len(zs)
+    want = sorted(-1 / (ctx.mpf(z.numerator) / z.denominator) for z in zs)
+    got = sorted(r for r, _ in roots)
+    for a, b in zip(got, want):
+        assert abs(a - b) <= abs(b) * ctx.mpf(10) ** (-(dps * 3 // 4))

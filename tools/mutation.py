@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -216,6 +216,9 @@ MUTANTS = [
     ("M62", "checker: the depth scan skips one more level per string",
      [(C + "parse.py", "        else:\n            depth -= 1\n    return best",
        "        else:\n            depth -= 2\n    return best")]),
+    ("M63", "mp roots: the coefficients handed to flint in reverse order",
+     [("exactattn/arith/fields.py", "found = acb_poly(cs).roots(tol=tol)",
+       "found = acb_poly(cs[::-1]).roots(tol=tol)")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

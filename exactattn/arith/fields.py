@@ -20,6 +20,32 @@ from flint import fmpz_mod_ctx, fmpz_mod_mat, fmpz_mod_poly_ctx, nmod_poly
 __all__ = ["PrimeField", "RealField", "prime_field", "rational_reconstruction"]
 
 
+def _isolated_roots(ctx, coeffs):
+    """The complex roots of Σ coeffs[i] m^i (mpf coefficients of mpmath context ``ctx``,
+    coeffs[0] ≠ 0) as mpc of ``ctx``: isolated by flint's ``acb_poly.roots`` at twice the
+    context's precision and refined to a relative accuracy of 2^−(prec+16) (|root| is at
+    least |c₀| / (|c₀| + max_{i≥1} |c_i|)), then rounded to the context; None when flint
+    cannot isolate them (a multiple or nearly multiple root)."""
+    from flint import acb_poly, ctx as flint_ctx
+    from .ball import ball, midpoint_mpf
+    old = flint_ctx.prec
+    flint_ctx.prec = 2 * ctx.prec + 64
+    try:
+        cs = [ball(c) for c in coeffs]
+        c0 = abs(cs[0])
+        lower = c0 / (c0 + max(abs(c) for c in cs[1:]))
+        if not lower > 0:
+            return None
+        tol = (lower * 2 ** -(ctx.prec + 16)).mid()
+        try:
+            found = acb_poly(cs).roots(tol=tol)
+        except (ValueError, ArithmeticError):
+            return None
+        return [ctx.mpc(midpoint_mpf(r.real, ctx), midpoint_mpf(r.imag, ctx)) for r in found]
+    finally:
+        flint_ctx.prec = old
+
+
 def rational_reconstruction(a: int, p: int):
     """The fraction r/s with |r|, s ≤ √(p/2) and r ≡ a·s (mod p), or None (Wang's method)."""
     bound = isqrt(p // 2)
@@ -134,11 +160,13 @@ class RealField:
             return [], True
         if self.backend.name == "mp":
             ctx = self.backend.ctx
-            try:
-                rts = ctx.polyroots(list(reversed(coeffs[: n + 1])), maxsteps=200,
-                                    extraprec=4 * ctx.prec)
-            except ctx.NoConvergence:
-                return [], False
+            rts = _isolated_roots(ctx, coeffs[: n + 1])
+            if rts is None:                 # not isolated (a near-double root): mpmath's
+                try:                        # iteration, as close as it gets
+                    rts = ctx.polyroots(list(reversed(coeffs[: n + 1])), maxsteps=200,
+                                        extraprec=4 * ctx.prec)
+                except ctx.NoConvergence:
+                    return [], False
             scale = max(1, max(abs(r) for r in rts))
             real = [ctx.re(r) for r in rts if abs(ctx.im(r)) <= self.tolerance * scale]
         else:

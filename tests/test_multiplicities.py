@@ -57,6 +57,29 @@ def test_the_image_of_a_packed_answer_is_the_polynomials(seed, lift):
     assert image.image(a) == image.image(a)            # the cached powers: the same value
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6), st.sampled_from([1, 3]))
+def test_a_family_of_images_at_once_is_each_image(seed, lift):
+    """ModularImage.images (one inversion for the family's denominators; two distinct tokens
+    take the dense weights of multiplicities._binary_weights) gives image() of every
+    answer: a copy-count family [(x+u) × m, x], answers of other groups and a plain
+    ExpElement mixed in."""
+    rng = random.Random(seed)
+    d, H = rng.randint(1, 3), rng.randint(1, 6)
+    model = ea.random_multi_head(d, H, seed=seed)
+    x, u, w = ([rng.randint(-5, 5) for _ in range(d)] for _ in range(3))
+    family = [[u] * m + [x] for m in range(1, 2 * H + 1)] + [[u, w, u, x], [w, x]]
+    answers = model.evaluate_many(family, "exact") + [BE.element(Fraction(3, 7))]
+    L = 1
+    for a in answers:
+        L = L * a.L // __import__("math").gcd(L, a.L)
+    p, factors = random_prime(62, random.Random(62))
+    image = ModularImage(PrimeField(p), L * lift, random.Random(seed), factors)
+    assert image.images(answers) == [image.image(a) for a in answers]
+    direct = [BE.direct(BE.prepare_tokens(q), model._heads_on(BE)) for q in family]
+    assert image.images(answers[:len(family)]) == [image.image(b) for b in direct]
+
+
 def test_a_zero_answer_is_the_exact_zero():
     model = ea.MultiHeadAttention([([[1]], [1]), ([[1]], [-1])])
     y = model([[3], [2], [2]], "exact")

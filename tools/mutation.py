@@ -219,6 +219,11 @@ MUTANTS = [
     ("M63", "mp roots: the coefficients handed to flint in reverse order",
      [("exactattn/arith/fields.py", "found = acb_poly(cs).roots(tol=tol)",
        "found = acb_poly(cs[::-1]).roots(tol=tol)")]),
+    ("M64", "images: the two-token weights take the other token's value",
+     [("exactattn/arith/multiplicities.py", "newN[j + 1] += n * p1 + d * w1",
+       "newN[j + 1] += n * p1 + d * w2")]),
+    ("M65", "images: a family's answers without their denominators' inverses",
+     [("exactattn/arith/modular.py", "out[i] = ctx(num * inv % P)", "out[i] = ctx(num)")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -21,12 +21,14 @@ does not re-check, and a failure is named only after a verified run).
 from __future__ import annotations
 
 import random
+from operator import mul
 
 from flint import fmpq_mat, fmpz, fmpz_mat
 
 from ..errors import ExactAttnError
 from .expfield import ExpElement
 from .fields import PrimeField, rational_reconstruction
+from .multiplicities import _monomial_row
 
 __all__ = ["ModularImage", "BadReduction", "random_prime", "rational_reconstruction"]
 
@@ -189,12 +191,10 @@ class ModularImage:
                                f"{P.bit_length()}-bit prime")
         return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
 
-    def _packed_image(self, packed, scale: int):
-        """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: the
-        powers τ^(scale·k_hi) and the weights of N and D at τ as polynomials in μ once per
-        group (:meth:`~.multiplicities.TokenGroup.image_weights`), then one short dot
-        product per answer; the same value as the polynomials' image, N/D_a over D at τ."""
-        group, mult, _, _ = packed
+    def _weights(self, group, scale: int):
+        """(weights, D_a⁻¹ mod p) of a group at t ↦ τ^scale, computed once per group: the
+        powers τ^(scale·k_hi) and N, D at τ as polynomials in μ
+        (:meth:`~.multiplicities.TokenGroup.image_weights`)."""
         P = self.field.p
         key = (id(group), scale)
         cached = self._groups.get(key)
@@ -204,13 +204,56 @@ class ModularImage:
             if len(self._groups) > 4096:
                 self._groups.clear()
             self._groups[key] = cached
-        _, weights, inv_Da = cached
+        return cached[1], cached[2]
+
+    def _packed_parts(self, packed, scale: int):
+        """(N(τ, μ)/D_a, D(τ, μ)) mod p of a packed answer; BadReduction when D vanishes."""
+        group, mult, _, _ = packed
+        P = self.field.p
+        weights, inv_Da = self._weights(group, scale)
         num, den = group.image(weights, mult, P)
         if den == 0:
             raise BadReduction(f"an answer's denominator vanishes modulo the "
                                f"{P.bit_length()}-bit prime")
+        return num * inv_Da % P, den
+
+    def _packed_image(self, packed, scale: int):
+        """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: the
+        powers τ^(scale·k_hi) and the weights of N and D at τ as polynomials in μ once per
+        group (:meth:`~.multiplicities.TokenGroup.image_weights`), then one short dot
+        product per answer; the same value as the polynomials' image, N/D_a over D at τ."""
+        num, den = self._packed_parts(packed, scale)
         ctx = self.field.ctx
-        return ctx(num * inv_Da) / ctx(den)
+        return ctx(num) / ctx(den)
+
+    def images(self, elems):
+        """``[self.image(e) for e in elems]``, the packed answers' denominators inverted
+        together (one modular inversion for all of them, Montgomery's trick): what a
+        copy-count family's 2H₀ answers cost at once."""
+        P = self.field.p
+        out, nums, dens, where = [None] * len(elems), [], [], []
+        last = None
+        for i, e in enumerate(elems):
+            packed = getattr(e, "packed", None)
+            if packed is None or packed[0].Da % P == 0 or self.L % e.L:
+                out[i] = self.image(e)
+                continue
+            group, mult = packed[0], packed[1]
+            if last is None or last[0] is not group or last[1] != e.L:
+                (wN, wD), inv_Da = self._weights(group, self.L // e.L)
+                last = (group, e.L)
+            V = _monomial_row(group.n, group.H, mult)[0]
+            den = sum(map(mul, V, wD)) % P
+            if den == 0:
+                raise BadReduction(f"an answer's denominator vanishes modulo the "
+                                   f"{P.bit_length()}-bit prime")
+            nums.append(sum(map(mul, V, wN)) * inv_Da % P)
+            dens.append(den)
+            where.append(i)
+        ctx = self.field.ctx
+        for i, num, inv in zip(where, nums, _inverses(dens, P)):
+            out[i] = ctx(num * inv % P)
+        return out
 
     def dlog(self, z, window: int):
         """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log;
@@ -285,6 +328,21 @@ def _digit_table(p: int, q: int):
             _DIGIT_TABLES.clear()
         got = _DIGIT_TABLES[key] = (gamma0, table)
     return got
+
+
+def _inverses(xs, P: int):
+    """[x⁻¹ mod P for x in xs] (each x ≠ 0 mod P) with one modular inversion: prefix
+    products, the inverse of the whole product, then back (Montgomery's trick)."""
+    prefix, acc = [], 1
+    for x in xs:
+        prefix.append(acc)
+        acc = acc * x % P
+    inv = pow(acc, -1, P) if xs else 1
+    out = [0] * len(xs)
+    for i in range(len(xs) - 1, -1, -1):
+        out[i] = inv * prefix[i] % P
+        inv = inv * xs[i] % P
+    return out
 
 
 def _multiplicities(factors):

@@ -56,6 +56,9 @@ class BallEngine:
     def sample(self, answer):
         return answer
 
+    def sample_many(self, answers):
+        return list(answers)
+
     def constant(self, q):
         self.pole_counts.append(0)
         return self.backend.scalar(q)

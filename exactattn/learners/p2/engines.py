@@ -107,6 +107,13 @@ class ModularEngine:
             raise TypeError("the exact engine needs ExpElement answers")
         return self.image.image(answer)
 
+    def sample_many(self, answers):
+        """``[self.sample(a) for a in answers]``, a family at once
+        (:meth:`~exactattn.arith.modular.ModularImage.images`)."""
+        if not all(isinstance(a, ExpElement) for a in answers):
+            raise TypeError("the exact engine needs ExpElement answers")
+        return self.image.images(answers)
+
     def constant(self, q: Fraction):
         if q.denominator % self.field.p == 0:
             raise BadReduction(f"a rational's denominator is divisible by the {self.bits}-bit "
@@ -159,6 +166,9 @@ class RealEngine:
 
     def sample(self, answer):
         return answer
+
+    def sample_many(self, answers):
+        return list(answers)
 
     def constant(self, q):
         return self.backend.scalar(q)

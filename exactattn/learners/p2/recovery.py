@@ -105,8 +105,8 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
     hint = {} if heads is None else {"n": heads}
 
     def solve(idx, fam, g0):
-        ys = [engine.constant(g0)] + [engine.sample(a)
-                                      for a in answers[1 + idx * per_fam: 1 + (idx + 1) * per_fam]]
+        ys = [engine.constant(g0)] + engine.sample_many(
+            answers[1 + idx * per_fam: 1 + (idx + 1) * per_fam])
         K, heads = solve_family(engine.field, ys, H0, hint.get("n"))
         hint.setdefault("n", len(heads))
         solved[(fam.u_key, fam.x_key)] = (engine.scalar(K),

@@ -232,16 +232,21 @@ class ModularImage:
         copy-count family's 2H₀ answers cost at once."""
         P = self.field.p
         out, nums, dens, where = [None] * len(elems), [], [], []
-        last = None
+        last = last_L = None
         for i, e in enumerate(elems):
             packed = getattr(e, "packed", None)
-            if packed is None or packed[0].Da % P == 0 or self.L % e.L:
+            if packed is None:
                 out[i] = self.image(e)
                 continue
             group, mult = packed[0], packed[1]
-            if last is None or last[0] is not group or last[1] != e.L:
-                (wN, wD), inv_Da = self._weights(group, self.L // e.L)
-                last = (group, e.L)
+            if group is not last or e.L != last_L:
+                last, last_L = group, e.L
+                usable = group.Da % P != 0 and self.L % e.L == 0
+                if usable:
+                    (wN, wD), inv_Da = self._weights(group, self.L // e.L)
+            if not usable:                      # as image() does it, or its error
+                out[i] = self.image(e)
+                continue
             V = _monomial_row(group.n, group.H, mult)[0]
             den = sum(map(mul, V, wD)) % P
             if den == 0:

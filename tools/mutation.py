@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -224,6 +224,13 @@ MUTANTS = [
        "newN[j + 1] += n * p1 + d * w2")]),
     ("M65", "images: a family's answers without their denominators' inverses",
      [("exactattn/arith/modular.py", "out[i] = ctx(num * inv % P)", "out[i] = ctx(num)")]),
+    ("M66", "too few heads: poles not checked to be e^(k/L)",
+     [("exactattn/learners/p2/head_count.py",
+       "                engine.score(z)                  # e^(k/L) in the window, or NotAttention",
+       "                pass")]),
+    ("M67", "too few heads: a family of the type told called more heads",
+     [("exactattn/learners/p2/head_count.py", "            if fit.n <= H0:",
+       "            if fit.n < H0:")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -139,7 +139,8 @@ def _check_args(a):
     for flag, given in (("--hidden", a.hidden is not None), ("--method", a.method is not None)):
         if given and a.variant != "transformer":
             raise ValueError(f"{flag} applies to transformer only")
-    if a.heads_bound is not None and a.heads_bound < a.heads:
+    if a.heads_bound is not None and a.heads_bound < a.heads \
+            and not getattr(a, "heads_from_model", False):
         raise ValueError(f"--heads-bound {a.heads_bound} is below --heads {a.heads}")
     low = a.variant == "low-rank"
     multi = a.variant == "multi-head"
@@ -223,7 +224,10 @@ def _user_model(a):
                          f"(use --backend mp or float)")
     a.dim = model.dim
     if a.heads is None:
+        # the model's head count, for the report; the learner is told it only when no
+        # --heads-bound is given (a bound below it is then the user's test of too few heads)
         a.heads = len(model.heads) if transformer else max(1, len(model.canonical().heads))
+        a.heads_from_model = True
     if a.variant == "low-rank" and a.rank is None:
         # the learner is told nothing about the rank; the exact rank is reported beside it
         a.reveal_rank = a.rank_bound is None

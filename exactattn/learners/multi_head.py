@@ -137,6 +137,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     inexact = None if be.exact else {"heads": heads, "precision": oracle_precision,
                                      "accuracy": accuracy, "dps": dps}
     for attempt in range(1, max_attempts + 1):
+        first = len(orc.transcript)
         try:
             result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
                               inexact, schedule, rank, force)
@@ -145,6 +146,13 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                              "queries": orc.queries - start_queries})
             if not resample or attempt == max_attempts or isinstance(e, _FINAL):
                 e.details.setdefault("attempts", failures)
+                fewer = _too_few_heads(e, orc, first, H0, be, schedule, rng,
+                                       f"heads={heads}" if heads is not None
+                                       else f"heads_bound={heads_bound}")
+                if fewer is not None:
+                    fewer.details.update(attempts=failures, U=e.details.get("U"),
+                                         X=e.details.get("X"))
+                    raise fewer from e
                 raise
             continue
         result.queries = orc.queries - start_queries
@@ -163,6 +171,25 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
             _certify_unique(result, orc, H0, rng, unique_families, progress)
         _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress, force)
         return result
+
+
+#: failures that an oracle with more heads than told produces on the P2 schedule
+_FEWER_HEADS_LOOK_LIKE = ("not-attention", "certification-failed", "colliding-poles",
+                          "invisible-head")
+
+
+def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
+    """After a failed exact P2 run: TooFewHeads when the first family shows more heads than
+    H₀ (:mod:`.p2.head_count`), else None."""
+    if schedule != "p2" or be.name != "exact" or e.reason not in _FEWER_HEADS_LOOK_LIKE \
+            or not orc.record or not isinstance(e.details.get("U"), list):
+        return None
+    from .p2.head_count import too_few_heads
+    answers = [a for _, a in orc.transcript[first:first + 1 + 2 * H0]]
+    if len(answers) < 1 + 2 * H0:
+        return None
+    return too_few_heads(e, orc, Schedule(e.details["U"], e.details["X"], H0), answers,
+                         random.Random(rng.getrandbits(64)), told)
 
 
 def _families(n: int) -> str:

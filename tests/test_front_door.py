@@ -158,3 +158,38 @@ def test_an_observed_schedule_estimate_defers_only_the_budget():
     cost.check_budget(worst, observed=True)           # decided from the first real answer
     with pytest.raises(cost.CostExceeded, match="term limit"):   # the term limit stays
         cost.check_budget(cost.estimate_multi_head(2, 40), observed=True)
+
+
+def test_validation_a_known_head_count_can_never_afford_is_refused_before_any_query():
+    """heads=17: its cheapest validation query (four distinct tokens, 2·4^17 terms) is past
+    the term limit, so the run is refused up front (it used to run the schedule for ~40 s
+    and 0.9 GB first); with --validate 0 the same size is not refused for validation."""
+    oracle = ea.Oracle(ea.random_multi_head(2, 17, seed=0))
+    with pytest.raises(cost.CostExceeded, match="cheapest shapes.*--validate 0"):
+        ea.learn_multi_head(oracle, 2, heads=17)
+    assert oracle.queries == 0
+    ea.learners.multi_head.check_cost(2, heads=17, validate=0)
+
+
+def test_validation_priced_from_the_first_answer_under_a_bound():
+    """Told only H0 = 16, a 14-head oracle shows its size in the first copy-count answer
+    (2^14 denominator terms): the validation floor at 14 heads is refused right there, after
+    two queries, not after the schedule."""
+    oracle = ea.Oracle(ea.random_multi_head(2, 14, seed=0))
+    with pytest.raises(cost.CostExceeded, match="cheapest shapes.* 14 heads"):
+        ea.learn_multi_head(oracle, 2, heads_bound=16)
+    assert oracle.queries == 2
+    y = ea.random_multi_head(2, 14, seed=0)([[1, 2], [1, 2], [3, 4]], "exact")
+    assert 1 <= cost.heads_shown(y) <= 14       # a lower bound: small exponents merge terms
+
+
+def test_a_sweep_configuration_every_trial_would_refuse_is_refused_up_front():
+    from exactattn.sweep import SweepSpec
+    from exactattn.sweep.spec import SpecError
+    from exactattn.sweep.trials import preflight
+    spec = SweepSpec.from_dict({"run": [{"learner": "multi-head", "d,H": [[2, 1], [2, 17]],
+                                         "trials": 1}]})
+    fn, params, seeds = spec.groups[0]
+    preflight(fn, params[0], seeds[0])
+    with pytest.raises(SpecError, match="H=17.*drop it from the sweep"):
+        preflight(fn, params[1], seeds[0])

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -231,6 +231,14 @@ MUTANTS = [
     ("M67", "too few heads: a family of the type told called more heads",
      [("exactattn/learners/p2/head_count.py", "            if fit.n <= H0:",
        "            if fit.n < H0:")]),
+    ("M68", "cost: a known head count's validation not priced before the schedule",
+     [("exactattn/learners/multi_head.py",
+       "    if heads is not None and n_valid:      # the validation a run of H heads can never avoid",
+       "    if False:")]),
+    ("M69", "sweep: configurations not priced before the first trial",
+     [("exactattn/sweep/trials.py",
+       "            check_cost(params[\"d\"], params[\"H\"] if params[\"H0\"] is None else None,",
+       "            (lambda *a, **k: None)(params[\"d\"], params[\"H\"] if params[\"H0\"] is None else None,")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

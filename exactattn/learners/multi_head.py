@@ -15,7 +15,7 @@ import time
 
 from ..errors import BudgetExceeded, LearningFailure, OracleTimeout, OutOfClass
 from ..oracles.oracle import as_oracle
-from .p2.cost import check_budget, estimate_multi_head
+from .p2.cost import check_budget, estimate_multi_head, estimate_validation, validation_floor
 from .p2.matching import silent as _silent
 from .p2.recovery import DEFAULT_BOX, check_bases, head_bound, random_bases, run_p2
 from .p2.schedule import Schedule, published_count
@@ -114,7 +114,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
     n_valid = validation_count(validate, H0)
-    check_budget(estimate_multi_head(dim, H0, be.name), force, observed=schedule == "p2")
+    check_cost(dim, heads, heads_bound, be.name, validate, schedule, force)
     if schedule == "p2":
         orc.reserve(published_count(dim, H0) + n_valid,
                     f"the P2 schedule ({published_count(dim, H0)} queries at d={dim}, "
@@ -140,7 +140,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         first = len(orc.transcript)
         try:
             result = _attempt(orc, dim, H0, be, rng, box, certify, progress or _silent,
-                              inexact, schedule, rank, force)
+                              inexact, schedule, rank, force, n_valid)
         except LearningFailure as e:
             failures.append({"attempt": attempt, "reason": e.reason, "message": str(e),
                              "queries": orc.queries - start_queries})
@@ -190,6 +190,21 @@ def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
         return None
     return too_few_heads(e, orc, Schedule(e.details["U"], e.details["X"], H0), answers,
                          random.Random(rng.getrandbits(64)), told)
+
+
+def check_cost(dim, heads=None, heads_bound=None, backend="exact", validate=None,
+               schedule="p2", force=False):
+    """The cost checks ``learn_multi_head`` makes before its first query (docs/design.md
+    §2.3): the schedule at H₀ (on the exact P2 schedule priced at one-head answers until the
+    first copy-count answer shows their size), and, when H is known, the cheapest validation
+    queries at H heads.  Raises CostExceeded above the budget unless ``force``; for sweeps
+    and other drivers that refuse a configuration before running it."""
+    H0 = head_bound(heads, heads_bound)
+    n_valid = validation_count(validate, H0)
+    check_budget(estimate_multi_head(dim, H0, backend), force, observed=schedule == "p2")
+    if heads is not None and n_valid:      # the validation a run of H heads can never avoid
+        check_budget(estimate_validation(dim, H0, min(heads, H0), validation_floor(n_valid),
+                                         backend, floor=True), force)
 
 
 def _families(n: int) -> str:
@@ -267,7 +282,7 @@ def _statement(result, H0, schedule, box):
 
 
 def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule="p2",
-             rank=None, force=False):
+             rank=None, force=False, validation=0):
     """One draw of the bases and one run of the schedule; every failure carries U and X."""
     U, X = random_bases(rng, d, box, be)
     try:
@@ -280,7 +295,8 @@ def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule
             from .beyond.economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
                                progress, box)
-        return run_p2(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force)
+        return run_p2(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force,
+                      validation)
     except LearningFailure as e:
         e.details.setdefault("U", U)
         e.details.setdefault("X", X)

@@ -262,10 +262,18 @@ def preflight(fn_name: str, params: dict, seed=None) -> None:
     the installed learner does not have, an unknown claim (SpecError)."""
     fn = resolve(fn_name)
     if fn is learner_trial and params["learner"] == "multi-head":
-        from ..learners.multi_head import SCHEDULES
+        from ..learners.multi_head import SCHEDULES, check_cost
+        from ..learners.p2.cost import CostExceeded
         if params["schedule"] not in SCHEDULES:
             raise SpecError(f"schedule {params['schedule']!r}: the multi-head learner's "
                             f"schedules are {', '.join(SCHEDULES)}")
+        try:        # a configuration every trial would refuse is refused before the first
+            check_cost(params["d"], params["H"] if params["H0"] is None else None,
+                       params["H0"], params["backend"], schedule=params["schedule"])
+        except CostExceeded as e:
+            told = "" if params["H0"] is None else f", H0={params['H0']}"
+            raise SpecError(f"d={params['d']}, H={params['H']}{told}: {e}; drop it from the "
+                            f"sweep") from None
     if fn is claim_trial:
         try:
             claim = importlib.import_module("proofs_checks.registry").get_claim(params["claim"])

@@ -41,7 +41,8 @@ from ...arith import expfield
 from .schedule import published_count, published_max_length
 
 __all__ = ["CostEstimate", "CostExceeded", "Budget", "DEFAULT_BUDGET", "estimate_multi_head",
-           "estimate_validation", "estimate_answer", "check_budget"]
+           "estimate_validation", "validation_floor", "heads_shown", "estimate_answer",
+           "check_budget"]
 
 #: terms of a one-head answer to a copy-count query (two distinct tokens: 2 over 2)
 ONE_HEAD_TERMS = 4
@@ -123,7 +124,7 @@ def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: 
 
 
 def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exact",
-                        exponent_bits: int = 40) -> CostEstimate:
+                        exponent_bits: int = 40, floor: bool = False) -> CostEstimate:
     """The validation queries of a multi-head run, priced after its schedule (module
     docstring): ``shapes`` are their (length, distinct tokens) in asking order
     (:func:`~exactattn.learners.result.validation.validation_shapes`), ``heads`` the recovered
@@ -132,11 +133,15 @@ def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exa
     :func:`estimate_answer`; the measured sizes are within a few per cent of it).  Memory:
     every answer is kept (``result.validation``) plus one comparison's two operands; time:
     three passes over each answer's terms (the oracle's answer, the model's, their cross
-    products) at ``VALIDATION_SECONDS_PER_TERM``."""
+    products) at ``VALIDATION_SECONDS_PER_TERM``.  ``floor=True`` names ``shapes`` as the
+    cheapest the queries can have (:func:`validation_floor`), priced before the schedule."""
     shapes = [(int(L), int(k)) for L, k in shapes]
     length = max((L for L, _ in shapes), default=0)
     what = (f"validation after the multi-head schedule at d={d}, H0={H0} ({backend}), priced "
-            f"at the {heads} recovered head{'' if heads == 1 else 's'}")
+            f"at the {heads} recovered head{'' if heads == 1 else 's'}") if not floor else (
+        f"validation after the multi-head schedule at d={d}, H0={H0} ({backend}), priced "
+        f"before it at its cheapest shapes (k = 4, 3, 2, 1 distinct tokens) and {heads} "
+        f"head{'' if heads == 1 else 's'}")
     if backend != "exact":
         seconds = sum(L for L, _ in shapes) * max(1, heads) * d * d * MP_SECONDS_PER_OP
         return CostEstimate(what, len(shapes), length, 1, 0, len(shapes) * 64, seconds,
@@ -147,6 +152,23 @@ def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exa
     return CostEstimate(what, len(shapes), length, top, exponent_bits,
                         held * _term_bytes(exponent_bits),
                         3 * sum(per_answer) * VALIDATION_SECONDS_PER_TERM)
+
+
+def validation_floor(count: int):
+    """The cheapest shapes ``count`` validation queries can have, whatever the draw: a run
+    of at least four asks k = 4, 3, 2 and 1 distinct tokens once each, a shorter one has its
+    two special shapes at k ≥ 2 (:mod:`~exactattn.learners.result.validation`).  Priced
+    before the schedule (:func:`estimate_validation` of these), they refuse up front a run
+    whose validation could never be afforded at its head count."""
+    if count >= 4:
+        return [(4, 4), (3, 3), (2, 2), (1, 1)]
+    return [(2, 2)] * min(count, 2) + [(1, 1)] * max(0, count - 2)
+
+
+def heads_shown(answer) -> int:
+    """A lower bound of the head count behind one exact copy-count answer: its denominator
+    Π_h (μ₁ t^(k_h1) + μ₂ t^(k_h2)) has at most 2^H terms, so H ≥ log₂(terms)."""
+    return max(1, (len(answer.den) - 1).bit_length())
 
 
 def estimate_answer(model, tokens):

@@ -29,7 +29,7 @@ from ...errors import (CertificationFailed, LearningFailure, NotAttention, Singu
                        SingularSystem)
 from ...models.attention import AttentionHead, MultiHeadAttention
 from ..result import LearnResult
-from .cost import check_budget, estimate_multi_head
+from .cost import check_budget, estimate_multi_head, estimate_validation, heads_shown, validation_floor
 from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
                       prime_sizes, repeated_structural)
 from .inexact import run_inexact
@@ -153,7 +153,8 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
     return heads, v
 
 
-def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False):
+def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False,
+           validation=0):
     """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries
     are generated a family at a time (the schedule is lazy) and asked in batches
     (:meth:`~exactattn.Oracle.ask_many`)."""
@@ -165,7 +166,7 @@ def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False)
         longest = max(longest, max(map(len, batch)))
         progress("queries", len(answers), total)
         if len(answers) == 2 and be.name == "exact":
-            _check_observed(answers[1], d, H0, force)
+            _check_observed(answers[1], d, H0, force, validation)
     transcript = orc.transcript[first:] if orc.record else None
     if inexact is not None:
         return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=Close,
@@ -251,8 +252,10 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
     raise last
 
 
-def _check_observed(answer, d, H0, force):
-    """The cost estimate redone from a real copy-count answer (its terms and exponents)."""
+def _check_observed(answer, d, H0, force, validation=0):
+    """The cost estimate redone from a real copy-count answer (its terms and exponents): the
+    schedule, and the cheapest shapes of the ``validation`` queries at the head count the
+    answer shows (:func:`~.cost.heads_shown`), before the rest of the schedule is asked."""
     from ...arith.expfield import ExpElement
     if not isinstance(answer, ExpElement):
         return
@@ -262,3 +265,7 @@ def _check_observed(answer, d, H0, force):
     check_budget(replace(est, terms_per_answer=terms,
                          bytes=est.bytes // est.terms_per_answer * terms,
                          seconds=est.seconds / est.terms_per_answer * terms), force)
+    if validation:
+        check_budget(estimate_validation(d, H0, min(H0, heads_shown(answer)),
+                                         validation_floor(validation), "exact", bits,
+                                         floor=True), force)

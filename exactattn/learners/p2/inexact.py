@@ -83,7 +83,9 @@ def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=N
         raise UnresolvedHeads(
             f"{len(found)} of heads={heads} heads resolved at the oracle precision {prec}: "
             f"two poles or a residue cannot be told apart (smallest pole separation seen "
-            f"{sep}); {prec.remedy or 'state a finer oracle precision or use the exact backend'}",
+            f"{sep}); either the oracle has fewer heads (retry with heads_bound={heads}, "
+            f"--heads-bound {heads}), or its heads are closer than this precision separates "
+            f"({prec.remedy or 'state a finer oracle precision or use the exact backend'})",
             heads_found=len(found), heads=heads, pole_separation=sep,
             precision=prec.describe())
     bound = bar_for(enc_heads, found, ctx, bits)
@@ -250,7 +252,9 @@ def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=Fals
         fix = f"; {prec.remedy}" if prec.remedy else ""
         return UnresolvedHeads(
             f"heads={heads} heads are not resolved in every family at the oracle precision "
-            f"{prec} ({reason}: {e}); smallest pole separation seen {sep}{fix}",
+            f"{prec} ({reason}: {e}); smallest pole separation seen {sep}; either the oracle "
+            f"has fewer heads (retry with heads_bound={heads}, --heads-bound {heads}), or its "
+            f"heads are closer than this precision separates{fix}",
             heads=heads, pole_separation=sep, precision=prec.describe(), cause=reason)
     narrower, _ = needed_precision(lambda *a: recover(*a, heads=heads), schedule, answers,
                                    prec, bits)

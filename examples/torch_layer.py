@@ -177,8 +177,9 @@ def main():
                      f"median |z − 1| {sorted(spread)[len(spread) // 2]:.3g}")
         rows.append((c, sep, spread, outcome))
     lines.append(float32_line(E, H, a.seed, 4))
-    for line in lines:
-        print(line)
+    if a.out is not None:                          # without --out, save() prints them
+        for line in lines:
+            print(line)
     text = ("A torch nn.MultiheadAttention as a value oracle (docs/design.md §9; P2 canonical "
             "heads, copy-count family).  Ground truth W_h = W_k,hᵀ W_q,h/√d_head, "
             "v_h = (W_o[:, h] W_v,h)ᵀ r.\n" + "\n".join(lines) + "\n"

@@ -15,6 +15,8 @@ and batched evaluation, §4.3): one certified exact multi-head run per size, in 
 
 and "run ms/q", (oracle + learner + certification) per schedule query, and the ratios
 learner / oracle and certification / oracle, all measured in the same run.
+``images`` is the learner's first step alone: the schedule's answers mapped to F_p at the
+ladder's first prime, a family at a time, as a ratio to the oracle.
 Beside them, ``read`` is the floor of any learner that maps its answers through python-flint's
 polynomial API: taking out every answer's coefficients (``coeffs()``) and loading them into an
 ``fmpq_mat`` (the first step of the images in F_p), timed on the same transcript.
@@ -106,11 +108,26 @@ def one_run(d, H, seed):
         for p in (y.num, y.den):
             fmpq_mat(1, len(p), p.coeffs())
     read = time.process_time() - t
-    return {"total": total, "oracle": oracle.seconds - oracle.validation_seconds,
+    images = _images(res, H, seed)
+    return {"images": images, "total": total, "oracle": oracle.seconds - oracle.validation_seconds,
             "valid": oracle.validation_seconds, "cert": cert["seconds"],
             "evidence": evidence["seconds"],
             "learner": learner, "read": read, "ok": ok, "queries": res.queries,
             "bits": res.certificate.get("prime_sizes_tried")}
+
+
+def _images(res, H, seed):
+    """CPU seconds of the schedule's images in F_p at the ladder's first (62-bit) prime, a
+    family at a time (``ModularEngine.sample_many``), as the learner takes them; the image
+    tables are made afresh (a new engine), as in a run."""
+    import random
+    from exactattn.learners.p2.engines import ModularEngine
+    answers = [y for _, y in res.transcript]
+    engine = ModularEngine(answers, 62, random.Random(seed), verify=False)
+    t = time.process_time()
+    for k in range(1, len(answers), 2 * H):
+        engine.sample_many(answers[k:k + 2 * H])
+    return time.process_time() - t
 
 
 def parse_sizes(text):
@@ -132,14 +149,16 @@ def main(argv=None):
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{'(d, H)':>8} {'queries':>8} {'oracle s':>9} {'ms/query':>9} {'learner s':>10} "
           f"{'cert s':>8} {'valid s':>8} {'evid s':>7} {'total s':>8} {'run ms/q':>9} "
-          f"{'learner/oracle':>15} {'cert/oracle':>12} {'read/oracle':>12}  verdict")
+          f"{'learner/oracle':>15} {'cert/oracle':>12} {'images/oracle':>14} "
+          f"{'read/oracle':>12}  verdict")
     for d, H in args.sizes:
         runs = [one_run(d, H, args.seed) for _ in range(args.repeat)]
         for stat, name in ((min, "min"), (statistics.median, "median")):
             if args.repeat == 1 and name == "median":
                 continue
             r = {k: stat([x[k] for x in runs])
-                 for k in ("total", "oracle", "valid", "cert", "evidence", "learner", "read")}
+                 for k in ("total", "oracle", "valid", "cert", "evidence", "learner", "read",
+                           "images")}
             ratio, cratio = r["learner"] / r["oracle"], r["cert"] / r["oracle"]
             target = TARGET_SECONDS.get((d, H))
             verdict = "WRONG" if not all(x["ok"] for x in runs) else (
@@ -151,7 +170,8 @@ def main(argv=None):
             print(f"{str((d, H)):>8} {q:>8} {r['oracle']:>9.2f} {1e3 * r['oracle'] / q:>9.4f} "
                   f"{r['learner']:>10.2f} {r['cert']:>8.2f} {r['valid']:>8.2f} "
                   f"{r['evidence']:>7.2f} {r['total']:>8.2f} {1e3 * run / q:>9.4f} "
-                  f"{ratio:>15.3f} {cratio:>12.3f} {r['read'] / r['oracle']:>12.3f}  {verdict}"
+                  f"{ratio:>15.3f} {cratio:>12.3f} {r['images'] / r['oracle']:>14.3f} "
+                  f"{r['read'] / r['oracle']:>12.3f}  {verdict}"
                   + (f"  [{name} of {args.repeat}]" if args.repeat > 1 else ""))
         if args.profile:
             prof = cProfile.Profile()

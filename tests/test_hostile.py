@@ -46,6 +46,28 @@ def files(tmp_path_factory):
     (d / "extrakey.json").write_text(_model("1/2", ', "bias": "1"'))
     (d / "good.json").write_text(_model("1/2"))
     (d / "badquery.json").write_text('[["1_000"]]')
+    (d / "query.json").write_text('[["1"]]')
+    (d / "longquery.json").write_text("[[%s]]" % ("1" * 5001))
+    real = '{"entries": "real", "heads": [{"W": [["%s"]], "v": ["1"]}]%s}'
+    (d / "realgood.json").write_text(real % ("1.5", ""))
+    (d / "realhuge.json").write_text(real % ("1e999999999", ""))
+    (d / "realbig.json").write_text(real % ("1e100000", ""))
+    (d / "realdigits.json").write_text(real % ("1." + "1" * 30001, ""))
+    (d / "realdps.json").write_text(real % ("1.5", ', "dps": 1000000000'))
+    (d / "longint.json").write_text('{"heads": [{"W": [[1%s]], "v": ["1"]}]}' % ("0" * 100000))
+    (d / "longrational.json").write_text(_model("1" * 5000))
+    (d / "topkey.json").write_text(_model("1/2")[:-1] + ', "bias": 1}')
+    (d / "twoheads.json").write_text('{"heads": [], "heads": [{"W": [["1/2"]], "v": ["1"]}]}')
+    (d / "badtype.json").write_text('{"type": "bogus", "heads": [{"W": [["1/2"]], "v": ["1"]}]}')
+    t = '{"type": "one-layer-transformer", %s"heads": [{"W": [["1/2"]], "V": [["1"]]}], ' \
+        '"A": [["1"]], "w": ["1"]}'
+    (d / "transformer.json").write_text(t % "")
+    (d / "hidden.json").write_text(t % '"hidden": 3, ')
+    (d / "transformerbias.json").write_text(t % '"bias": "0", ')
+    (d / "transformerkeys.json").write_text(     # a Transformer without its "type"
+        '{"heads": [{"W": [["1/2"]], "v": ["1"]}], "A": [["1"]], "w": ["1"]}')
+    (d / "transformertyped.json").write_text(    # a multi-head model typed as a Transformer
+        '{"type": "one-layer-transformer", "heads": [{"W": [["1/2"]], "v": ["1"]}]}')
     from exactattn.sweep import Store
     s = Store(str(d / "damaged.sqlite"))
     s.close()

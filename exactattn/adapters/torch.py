@@ -329,24 +329,36 @@ def _precision(fmt, c):
 
 
 # ---------------------------------------------------------------------- files
-def load(path, num_heads=None, prefix=None):
+def load(path, num_heads=None, prefix=None, source=None):
     """(state dict, num_heads) of the attention layer saved in ``path`` by ``torch.save``:
     a state dict (``num_heads`` needed), a saved ``nn.MultiheadAttention``, or a module or
     state dict that contains exactly one such layer (else pick it by ``prefix``, e.g.
-    "encoder.attn.").  Loads with ``weights_only=True``: no code from the file is run."""
+    "encoder.attn.").  Loads with ``weights_only=True``: no code from the file is run.
+    ``source`` (a binary file object, e.g. ``io.BytesIO`` of the file's bytes) is read
+    instead of opening ``path``, which then only names it in messages.  A path that is not
+    a regular file (a FIFO would make torch wait forever) and a file torch cannot load are
+    ValueErrors of one line."""
     torch = _torch()
     safe = [torch.nn.MultiheadAttention, torch.nn.modules.linear.NonDynamicallyQuantizableLinear,
             torch.nn.Linear]
+    if source is None:
+        import os
+        import stat
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise ValueError(f"torch file {str(path)!r} not found") from None
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"torch file {str(path)!r} is not a regular file (a FIFO, device or "
+                             f"directory); give a file")
     try:
         with torch.serialization.safe_globals(safe):
-            obj = torch.load(path, map_location="cpu", weights_only=True)
+            obj = torch.load(path if source is None else source, map_location="cpu",
+                             weights_only=True)
     except FileNotFoundError:
-        raise ValueError(f"torch file {path!r} not found") from None
+        raise ValueError(f"torch file {str(path)!r} not found") from None
     except Exception as e:  # noqa: BLE001 - unpickling errors have many types
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"cannot read {path!r} as a saved state dict or nn.MultiheadAttention "
-                         f"with weights_only=True ({first}); save mha.state_dict() instead") \
-            from None
+        raise ValueError(_load_error(str(path), e)) from None
     if isinstance(obj, torch.nn.MultiheadAttention):
         if num_heads is not None and num_heads != obj.num_heads:
             raise ValueError(f"--heads {num_heads} but the saved layer has {obj.num_heads}")
@@ -356,8 +368,31 @@ def load(path, num_heads=None, prefix=None):
     if isinstance(obj, torch.nn.Module):
         obj = state_of(obj)
     if not isinstance(obj, dict):
-        raise TypeError(f"{path!r} holds a {type(obj).__name__}, not a state dict or module")
+        raise TypeError(f"{str(path)!r} holds a {type(obj).__name__}, not a state dict or module")
     return _select(obj, prefix), num_heads
+
+
+_SAVE = "save the layer with torch.save(mha.state_dict(), FILE) and pass --heads"
+
+
+def _load_error(path: str, e: Exception) -> str:
+    """One line of our own for a file torch.load(weights_only=True) refused: torch's messages
+    run to many lines and advise weights_only=False, which runs code from the file."""
+    import re
+    text = str(e)
+    if "Weights only load failed" in text:
+        found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+        if found:
+            return (f"{path!r} holds objects other than tensors and nn.MultiheadAttention "
+                    f"(such as {found.group(1)}), which exactattn does not unpickle (that could "
+                    f"run code from the file); {_SAVE}")
+        return (f"{path!r} is not a file written by torch.save (torch's safe unpickler cannot "
+                f"read it); {_SAVE}")
+    if isinstance(e, EOFError) or "failed reading zip archive" in text:
+        return (f"{path!r} is empty, cut short or damaged: not a complete file written by "
+                f"torch.save; {_SAVE}")
+    first = text.strip().splitlines()[0][:120] if text.strip() else type(e).__name__
+    return f"{path!r} is not a file written by torch.save ({type(e).__name__}: {first}); {_SAVE}"
 
 
 def _select(state, prefix):

@@ -10,10 +10,110 @@ do instead.
 from __future__ import annotations
 
 import numbers
+import re
 from fractions import Fraction
 
 __all__ = ["exact_fraction", "to_rational", "to_matrix", "to_vector", "parse_rational", "format_rational",
-           "is_rational_like"]
+           "is_rational_like", "decimal_parts", "decimal_mpf", "shown", "brief",
+           "NumberTooLarge", "MAX_INT_DIGITS", "MAX_REAL_DIGITS", "MAX_EXPONENT"]
+
+# Limits on numbers written as text (model JSON entries, a file's dps, noise levels τ;
+# docs/honesty.md, "Hostile input"): beyond them reading alone costs minutes and gigabytes
+# (mpmath reads "1e999999999" by building 10^999999999), and no model needs them.
+#: the most digits of an integer, numerator or denominator: Python's own limit on int() of a
+#: string (4300 by default), which would otherwise fail with a message naming no entry
+MAX_INT_DIGITS = 4300
+#: the most digits of a real number's mantissa, and the largest dps a model file may ask:
+#: three times the largest --dps (10 000; an entry written at dps N has about N + 3 digits)
+MAX_REAL_DIGITS = 30000
+#: the largest |decimal exponent| of a real number written in text: |x| from 10^-10000 to
+#: 10^10000 (float64 spans 10^±308)
+MAX_EXPONENT = 10000
+
+
+class NumberTooLarge(ValueError):
+    """A number written with more digits, or a larger decimal exponent, than the limits above."""
+
+
+def shown(s, limit: int = 40) -> str:
+    """repr of a text for an error message, cut to ``limit`` characters (a 100 000-digit entry
+    is named, not printed)."""
+    if not isinstance(s, str) or len(s) <= limit:
+        return repr(s)
+    return repr(s[:limit]) + f"… ({len(s)} characters)"
+
+
+def brief(x, limit: int = 60) -> str:
+    """repr of any value for an error message, cut to ``limit`` characters (a JSON list where
+    a number belongs may be megabytes long)."""
+    r = repr(x)
+    return r if len(r) <= limit else r[:limit] + f"… ({len(r)} characters)"
+
+
+def _digits_int(digits: str) -> int:
+    """int of an ASCII digit string of any length up to MAX_REAL_DIGITS, in pieces below
+    Python's 4300-digit limit on int() of a string."""
+    if len(digits) <= 4000:
+        return int(digits or "0")
+    n = 0
+    for i in range(0, len(digits), 4000):
+        piece = digits[i:i + 4000]
+        n = n * 10 ** len(piece) + int(piece)
+    return n
+
+
+_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+
+
+def decimal_parts(text: str, where: str = "value"):
+    """(man, exp) with value man·10^exp of a decimal written like "-1.25e-3" (ASCII digits, an
+    optional sign, point and exponent); at most MAX_REAL_DIGITS digits and a decimal exponent
+    (the power of ten of its first digit) within ±MAX_EXPONENT, else :class:`NumberTooLarge`
+    naming ``where`` — checked on the text, before any number is built."""
+    m = _DECIMAL.fullmatch(text) if isinstance(text, str) else None
+    if m is None or not (m.group(2) or m.group(3)):
+        raise ValueError(f"{where}: {shown(text)} is not a decimal number like -1.25e-3")
+    sign, whole, frac, written = m.groups()
+    frac = frac or ""
+    if len(whole) + len(frac) > MAX_REAL_DIGITS:
+        raise NumberTooLarge(f"{where}: {shown(text)} has {len(whole) + len(frac)} digits, above "
+                             f"the limit of {MAX_REAL_DIGITS}; round it (a number at --dps N "
+                             f"needs about N digits)")
+    limits = (f"a number read from text has a decimal exponent within ±{MAX_EXPONENT} (about "
+              f"1e-{MAX_EXPONENT} to 1e{MAX_EXPONENT} in size, or 0)")
+    if written is not None and len(written.lstrip("+-").lstrip("0")) > 6:
+        raise NumberTooLarge(f"{where}: {shown(text)} has a decimal exponent beyond "
+                             f"±{MAX_EXPONENT}; {limits}")
+    e = int(written or 0)
+    frac = frac.rstrip("0")
+    digits = (whole + frac).lstrip("0")
+    exp = e - len(frac)
+    magnitude = exp + len(digits) - 1 if digits else e
+    if abs(magnitude) > MAX_EXPONENT:
+        what = f"is about 1e{magnitude}" if digits else f"has the exponent {e}"
+        raise NumberTooLarge(f"{where}: {shown(text)} {what}, beyond ±{MAX_EXPONENT} in decimal "
+                             f"exponent; {limits}")
+    man = _digits_int(digits)
+    return (-man if sign == "-" else man), exp
+
+
+def decimal_mpf(text: str, where: str = "value", ctx=None):
+    """The mpf of a decimal text at ``ctx``'s precision (default mpmath.mp), rounded exactly as
+    ``mpf(text)`` rounds it, after the checks of :func:`decimal_parts` (and without Python's
+    4300-digit limit, so that an entry written at --dps 10 000 reads back)."""
+    import mpmath
+    from mpmath.libmp import from_int, from_rational, mpf_mul, mpf_pow_int
+    ctx = ctx or mpmath.mp
+    man, exp = decimal_parts(text, where)
+    prec, rnd = ctx._prec_rounding
+    if abs(exp) > 400:                    # as mpmath.libmp.from_str
+        raw = mpf_mul(from_int(man, prec + 10), mpf_pow_int(from_int(10), exp, prec + 10),
+                      prec, rnd)
+    elif exp >= 0:
+        raw = from_int(man * 10 ** exp, prec, rnd)
+    else:
+        raw = from_rational(man, 10 ** -exp, prec, rnd)
+    return ctx.mpf(raw)
 
 
 def _sympy_rational(x):
@@ -56,8 +156,10 @@ def to_rational(x, where: str = "value") -> Fraction:
     if isinstance(x, str):
         try:
             return parse_rational(x, where)
+        except NumberTooLarge:
+            raise
         except ValueError:
-            raise TypeError(f"{where}: {x!r} is not a number (write a rational as a string "
+            raise TypeError(f"{where}: {shown(x)} is not a number (write a rational as a string "
                             f"\"p\" or \"p/q\", e.g. \"-3/4\")") from None
     if isinstance(x, numbers.Integral):
         return Fraction(int(x))
@@ -84,7 +186,7 @@ def to_rational(x, where: str = "value") -> Fraction:
             f"(write an integer, a Fraction or a string \"p/q\" such as "
             f"\"{format_rational(Fraction(x).limit_denominator(10**6))}\", or use the mp or "
             f"float backend)")
-    raise TypeError(f"{where}: {x!r} ({type(x).__name__}) is not a number")
+    raise TypeError(f"{where}: {brief(x)} ({type(x).__name__}) is not a number")
 
 
 def parse_rational(s, where: str = "value") -> Fraction:
@@ -93,9 +195,16 @@ def parse_rational(s, where: str = "value") -> Fraction:
     if isinstance(s, (int, Fraction)) and not isinstance(s, bool):
         return Fraction(s)
     if not isinstance(s, str):
-        raise TypeError(f"{where}: expected a rational written as a string like \"-3/4\", got {s!r}")
+        raise TypeError(f"{where}: expected a rational written as a string like \"-3/4\", got "
+                        f"{brief(s)}")
     text = s.strip()
     parts = text.split("/")
+    for part in parts:
+        n = sum(c.isdigit() for c in part)
+        if n > MAX_INT_DIGITS:
+            raise NumberTooLarge(f"{where}: {shown(s)} has a part of {n} digits, above the limit "
+                                 f"of {MAX_INT_DIGITS} digits for an integer, numerator or "
+                                 f"denominator")
     try:
         if len(parts) == 1:
             return Fraction(int(parts[0]))
@@ -106,7 +215,7 @@ def parse_rational(s, where: str = "value") -> Fraction:
             return Fraction(int(parts[0]), den)
     except ValueError:
         pass
-    raise ValueError(f"{where}: {s!r} is not a rational of the form \"p\" or \"p/q\"")
+    raise ValueError(f"{where}: {shown(s)} is not a rational of the form \"p\" or \"p/q\"")
 
 
 def exact_fraction(y) -> Fraction:

@@ -144,9 +144,10 @@ def add_backend_args(p, default="exact"):
                    help=f"decimal digits for the mp backend (default 50, at least {MIN_DPS})")
 
 
-def read_text(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
-    """The text of a regular file of at most ``limit`` bytes (UTF-8); a FIFO, a device, a
-    directory, a larger or a binary file is refused before it is read (UsageError, exit 2)."""
+def read_text(path: str, what: str, limit: int = MAX_FILE_BYTES, binary: bool = False):
+    """The text of a regular file of at most ``limit`` bytes (UTF-8; its bytes when
+    ``binary``); a FIFO, a device, a directory, a larger or (unless ``binary``) a binary file
+    is refused before it is read (UsageError, exit 2)."""
     import os
     import stat
     from .main import UsageError
@@ -170,6 +171,8 @@ def read_text(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
         os.close(fd)
     if len(data) > limit:
         raise UsageError(f"{what} file {path!r} is above the limit of {limit} bytes")
+    if binary:
+        return data
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -177,14 +180,19 @@ def read_text(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
 
 
 def read_json(path: str, what: str):
+    """The JSON in a file (:func:`read_text`), strictly: a key written twice in one object or
+    an integer beyond Python's 4300 digits is refused naming it (exactattn.models.json_text)."""
+    from ..models.json_text import loads
     from .main import UsageError
     text = read_text(path, what)
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as e:
         raise UsageError(f"{what} file {path!r} is not valid JSON ({e})") from None
     except RecursionError:
         raise UsageError(f"{what} file {path!r} is nested too deeply to be a {what}") from None
+    except ValueError as e:
+        raise UsageError(f"{what} file {path!r}: {e}") from None
 
 
 def dump(obj) -> str:

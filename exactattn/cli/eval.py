@@ -62,8 +62,8 @@ def _float_error(x, where):
 
 def run(args):
     from ..arith import get_backend
-    from ..models.attention import model_from_json
-    model = model_from_json(read_json(args.model, "model"))
+    from .model import read_model
+    model = read_model(args.model, "multi-head-attention", "'eval'")
     be = get_backend(args.backend, args.dps)
     toks = _tokens(read_json(args.query, "query"), be)
     if be.name == "exact" and model.is_rational and toks and model.dim is not None:

@@ -66,12 +66,19 @@ def _dispatch(argv) -> int:
         return 2
     try:
         status = int(args.func(args) or 0)
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            _silence_stdout()
+            raise _StdoutFailed(e.errno, e.strerror) from None
         return status
     except (UsageError, ValueError, TypeError, OSError) as e:
         if isinstance(e, BrokenPipeError):
             raise
-        sys.stderr.write(f"exactattn {args.command}: error: {_one_line(e)}\n")
+        sys.stderr.write(f"exactattn {args.command}: error: "
+                         f"{_os_error(e, args) if isinstance(e, OSError) else _one_line(e)}\n")
         return 2
     except (MemoryError, RecursionError, OverflowError) as e:
         sys.stderr.write(f"exactattn {args.command}: error: the run is too large for this "
@@ -82,6 +89,50 @@ def _dispatch(argv) -> int:
 
 def _one_line(e) -> str:
     return " ".join(str(e).split())
+
+
+#: the output files a command may be given (their flags' dests)
+_OUTPUTS = ("save", "certificate", "plot", "out")
+
+
+class _StdoutFailed(OSError):
+    """Standard output could not be written (a full disk, /dev/full)."""
+
+
+def _os_error(e: OSError, args) -> str:
+    """The line for an OSError.  A failed write (a full disk, /dev/full) carries no file name,
+    the file having opened fine: the line names the file being written when the traceback
+    shows it, else the outputs that may have failed."""
+    import errno
+    if e.filename is not None or e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG,
+                                                 errno.EIO):
+        return _one_line(e)
+    why = f"({e.strerror or _one_line(e)}); free space there or choose another path"
+    if isinstance(e, _StdoutFailed):
+        return f"cannot write the standard output {why}"
+    name = _file_written(e)
+    if name is not None:
+        return f"cannot write {name} {why}"
+    where = [f"--{k} {getattr(args, k)}" for k in _OUTPUTS
+             if isinstance(getattr(args, k, None), str)]
+    return f"cannot write {' or '.join(where + ['the standard output'])} {why}"
+
+
+def _file_written(e):
+    """The name of the file object open in the innermost frame of ``e``'s traceback that has
+    one (the file a failed write was writing), or None."""
+    import io
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if isinstance(value, io.IOBase) and value not in (sys.stdout, sys.stderr) and \
+                    isinstance(getattr(value, "name", None), str):
+                return value.name
+    return None
 
 
 def _silence_stdout():

@@ -64,16 +64,29 @@ def register(sub):
     p.set_defaults(func=lambda a: p.print_help() or 2)
 
 
-def read_model(path: str):
+#: which commands read each kind of model file (for the message when a command gets the other)
+_READ_BY = {"multi-head-attention": "'learn single-head|multi-head|low-rank --model', 'eval' "
+                                    "and 'model show|canonical|compare'",
+            "one-layer-transformer": "'learn transformer --model' and 'model show|compare'"}
+
+
+def read_model(path: str, want: str | None = None, command: str | None = None):
     """The model in a JSON file: a MultiHeadAttention, or a OneLayerTransformer when the file's
-    type is "one-layer-transformer"; bad files raise UsageError / ValueError (exit 2)."""
+    type is "one-layer-transformer"; bad files raise UsageError / ValueError (exit 2) naming
+    the file.  With ``want`` (a type of :data:`~exactattn.models.attention.MODEL_TYPES`), a
+    file of the other kind is refused saying what it holds and which commands read it."""
+    from ..models.attention import MODEL_TYPES, model_from_json, model_type
     from ._common import read_json
     data = read_json(path, "model")
-    if isinstance(data, dict) and data.get("type") == "one-layer-transformer":
-        from ..models.transformer import transformer_from_json
-        return transformer_from_json(data)
-    from ..models.attention import model_from_json
     try:
+        kind = model_type(data)
+        if want is not None and kind != want:
+            raise ValueError(f"holds {MODEL_TYPES[kind]} (\"type\": \"{kind}\"), but "
+                             f"{command or 'this command'} takes {MODEL_TYPES[want]}; "
+                             f"{MODEL_TYPES[kind][2:]} files are read by {_READ_BY[kind]}")
+        if kind == "one-layer-transformer":
+            from ..models.transformer import transformer_from_json
+            return transformer_from_json(data)
         return model_from_json(data)
     except (ValueError, TypeError) as e:
         raise type(e)(f"{path}: {e}") from None
@@ -115,10 +128,7 @@ def _rows(M):
 
 def run_canonical(args):
     from ..models.attention import model_to_json
-    m = read_model(args.file)
-    if hasattr(m, "kink_form"):
-        raise ValueError(f"{args.file} holds a one-layer Transformer; 'model canonical' takes a "
-                         f"multi-head attention model")
+    m = read_model(args.file, "multi-head-attention", "'model canonical'")
     print(model_to_json(m.canonical()))
     return 0
 
@@ -128,15 +138,14 @@ def run_compare(args):
     from ..learners.result.compare import compare_models
     from ._common import dump
     ref, rec = read_model(args.reference), read_model(args.recovered)
+    # rational models are compared exactly and --tolerance is not used; otherwise a bad one
+    # is refused before the comparison
+    tol = None if ref.is_rational and rec.is_rational else _tolerance(args.tolerance, args.dps)
     c = compare_models(ref, rec, dps=args.dps)
     if c.exact:
         ok = bool(c.equal)
     else:
-        try:
-            tol = mpmath.mpf(args.tolerance)
-        except (ValueError, TypeError):
-            raise ValueError(f"--tolerance {args.tolerance!r} is not a number") from None
-        ok = c.within(tol)
+        ok = c.within(tol if tol is not None else _tolerance(args.tolerance, args.dps))
     if args.json:
         print(dump({"exact": c.exact, "equal": c.equal, "ok": ok, "what": c.what,
                     "max_error": str(c.max_error) if c.exact else mpmath.nstr(c.max_error, 6),
@@ -150,6 +159,41 @@ def run_compare(args):
     return 0 if ok else 1
 
 
+def _embed_dim(state):
+    """embed_dim E of a state dict from its projection's shape (no entry converted), or None."""
+    for key in ("in_proj_weight", "q_proj_weight"):
+        shape = getattr(state.get(key), "shape", None)
+        if shape is not None and len(shape) == 2:
+            return int(shape[1])
+    return None
+
+
+def _tolerance(text: str, dps: int):
+    """--tolerance as an mpf at ``dps`` digits: a decimal ("1e-9") or "p/q" in ASCII digits,
+    within the limits of exactattn.arith.numbers, and ≥ 0 (ValueError, exit 2: "nan" or
+    "-1" would make every comparison fail, a claim about the models that is not one)."""
+    import mpmath
+    from ..arith.numbers import NumberTooLarge, decimal_mpf, shown
+    from ..models.attention import strict_rational
+    t = text.strip()
+    try:
+        with mpmath.workdps(dps):
+            if "/" in t:
+                q = strict_rational(t, "--tolerance")
+                tol = mpmath.mpf(q.numerator) / q.denominator
+            else:
+                tol = decimal_mpf(t, "--tolerance")
+    except NumberTooLarge:
+        raise
+    except ValueError:
+        raise ValueError(f"--tolerance {shown(text)} is not a number like 1e-9 (ASCII digits, "
+                         f"or p/q)") from None
+    if tol < 0:
+        raise ValueError(f"--tolerance {text} must be ≥ 0 (the largest parameter error "
+                         f"accepted)")
+    return tol
+
+
 def parse_readout(text: str):
     """"1,0,-1/2" → rationals; "eK" → None, K (the unit vector, built once E is known)."""
     from ..models.attention import strict_rational as parse_rational
@@ -160,12 +204,19 @@ def parse_readout(text: str):
 
 
 def run_from_torch(args):
+    import io
     from ..models.attention import model_to_json
+    from ._common import MAX_DIM, read_text
+    data = read_text(args.file, "torch", binary=True)   # regular, at most 16 MiB: not a FIFO
     try:
         from ..adapters import torch as adapter
-        state, heads = adapter.load(args.file, args.heads, args.prefix)
+        state, heads = adapter.load(args.file, args.heads, args.prefix, source=io.BytesIO(data))
     except ImportError as e:
         raise ValueError(str(e)) from None
+    E = _embed_dim(state)
+    if E is not None and E > MAX_DIM:
+        raise ValueError(f"{args.file}: the layer has embed_dim {E}, above the limit {MAX_DIM} "
+                         f"of exactattn's models (d ≤ {MAX_DIM}); use a smaller layer")
     if heads is None:
         raise ValueError(f"{args.file} holds a state dict, which does not record num_heads: "
                          f"pass --heads H")

@@ -14,7 +14,9 @@ import random
 from fractions import Fraction
 
 from ..arith import Backend, get_backend
-from ..arith.numbers import format_rational, is_rational_like, parse_rational, to_matrix, to_rational, to_vector
+from ..arith.numbers import (MAX_REAL_DIGITS, decimal_mpf, decimal_parts, format_rational,
+                             is_rational_like, parse_rational, shown, to_matrix, to_rational,
+                             to_vector)
 
 __all__ = ["AttentionHead", "MultiHeadAttention", "same_function", "random_head",
            "random_multi_head", "model_from_json", "model_to_json", "load_model",
@@ -364,27 +366,37 @@ def strict_rational(s, where: str = "value"):
     positive denominator, no spaces or underscores ("3", "-2/7"); ints and Fractions pass.
     Refuses " 1 / 2", "١/2", "1/-2", "1_000" (which int() and Fraction() accept)."""
     if isinstance(s, str) and not _RATIONAL.fullmatch(s):
-        raise ValueError(f"{where}: {s!r} is not a rational written \"p\" or \"p/q\" (ASCII "
+        raise ValueError(f"{where}: {shown(s)} is not a rational written \"p\" or \"p/q\" (ASCII "
                          f"digits, an optional sign, a positive denominator, no spaces)")
     return parse_rational(s, where)
 
 
 def _unfmt(s, kind, where, dps=None):
+    """One entry of model JSON: a rational (strict "p"/"p/q") or a real written as decimal
+    text or "p/q", read at ``dps`` digits (default: every digit written).  Numbers beyond the
+    limits of :mod:`exactattn.arith.numbers` (digits, decimal exponent) are refused by
+    name before they are built."""
     if kind == "rational":
         return strict_rational(s, where)
-    if isinstance(s, str) and not (_REAL.fullmatch(s) or _RATIONAL.fullmatch(s)):
-        raise ValueError(f"{where}: {s!r} is not a real number written like -1.25e-3 or "
-                         f"-17/4 (ASCII digits, no spaces or underscores)")
-    import mpmath
     if not isinstance(s, str):
         raise TypeError(f"{where}: numbers are written as strings in model JSON")
+    if not (_REAL.fullmatch(s) or _RATIONAL.fullmatch(s)):
+        raise ValueError(f"{where}: {shown(s)} is not a real number written like -1.25e-3 or "
+                         f"-17/4 (ASCII digits, no spaces or underscores)")
+    import mpmath
+    from mpmath.libmp import from_rational
+    if "/" in s:
+        q = strict_rational(s, where)
+    else:
+        q = None
+        decimal_parts(s, where)                 # the limits, checked on the text
     if dps is None:  # no precision recorded: keep every digit written
         dps = max(15, sum(c.isdigit() for c in s.split("e")[0].split("E")[0]) + 2)
-    try:
-        with mpmath.workdps(dps):
-            return mpmath.mpf(s)
-    except (ValueError, TypeError):
-        raise ValueError(f"{where}: {s!r} is not a real number") from None
+    with mpmath.workdps(dps):
+        if q is not None:                       # rounded once, as mpf("p/q")
+            return mpmath.mpf(from_rational(q.numerator, q.denominator,
+                                            *mpmath.mp._prec_rounding))
+        return decimal_mpf(s, where)
 
 
 def model_to_json(model) -> str:
@@ -393,30 +405,92 @@ def model_to_json(model) -> str:
     return json.dumps(model.to_dict(), indent=1)
 
 
+#: the "type" of each kind of model file, and what it holds
+MODEL_TYPES = {"multi-head-attention": "a multi-head attention model",
+               "one-layer-transformer": "a one-layer Transformer"}
+#: the top-level keys each kind of file may have (what to_dict writes)
+_KEYS = {"multi-head-attention": ("type", "dim", "entries", "dps", "heads"),
+         "one-layer-transformer": ("type", "dim", "hidden", "entries", "dps", "heads", "A", "w")}
+
+
+def model_type(data) -> str:
+    """The kind of model a parsed model JSON document holds: "multi-head-attention" (also
+    when it has no "type") or "one-layer-transformer"; ValueError for anything else."""
+    if not isinstance(data, dict):
+        raise ValueError("model JSON must be an object with a 'heads' list, not a "
+                         f"{type(data).__name__}")
+    kind = data.get("type", "multi-head-attention")
+    if kind not in MODEL_TYPES:
+        raise ValueError(f"model JSON: unknown \"type\" {shown(str(kind))}; a model file has "
+                         f"\"type\" \"multi-head-attention\" or \"one-layer-transformer\"")
+    return kind
+
+
+def read_header(data, kind: str, what: str):
+    """(entries, dps) of a model JSON object of ``kind``, after refusing a top-level key the
+    format does not have (a misspelt or foreign key would otherwise be ignored silently) and
+    a bad "entries" or "dps"."""
+    allowed = _KEYS[kind]
+    unknown = [k for k in data if k not in allowed]
+    if unknown:
+        names = ", ".join(shown(k) for k in unknown)
+        hint = ""
+        if kind == "multi-head-attention" and set(unknown) <= {"A", "w", "hidden"}:
+            hint = " (a one-layer Transformer file needs \"type\": \"one-layer-transformer\")"
+        raise ValueError(f"{what}: unknown key(s) {names}; {MODEL_TYPES[kind]} file has only "
+                         f"{', '.join(repr(k) for k in allowed)}{hint}")
+    entries = data.get("entries", "rational")
+    if entries not in ("rational", "real"):
+        raise ValueError(f"{what}: 'entries' must be 'rational' or 'real', got "
+                         f"{shown(entries) if isinstance(entries, str) else shown(str(entries))}")
+    dps = data.get("dps")
+    if dps is not None and (not isinstance(dps, int) or isinstance(dps, bool) or dps < 1
+                            or dps > MAX_REAL_DIGITS):
+        raise ValueError(f"{what}: 'dps' must be an integer from 1 to {MAX_REAL_DIGITS}, got "
+                         f"{repr(dps)[:40]}")
+    return entries, dps
+
+
+def _positive_int(data, key, what):
+    x = data.get(key)
+    if x is not None and (not isinstance(x, int) or isinstance(x, bool) or x < 1):
+        raise ValueError(f"{what}: '{key}' must be a positive integer, got {repr(x)[:40]}")
+    return x
+
+
 def model_from_json(text_or_dict) -> MultiHeadAttention:
-    """Inverse of :func:`model_to_json`; never evaluates text."""
+    """Inverse of :func:`model_to_json`; never evaluates text.  A top-level or head key the
+    format does not have, a key written twice, a file of another type (a one-layer
+    Transformer: :func:`~exactattn.models.transformer.transformer_from_json`) and numbers
+    beyond the limits of :mod:`exactattn.arith.numbers` are ValueErrors naming them."""
+    from .json_text import loads
     try:
-        data = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+        data = loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
     except json.JSONDecodeError as e:
         raise ValueError(f"model JSON is not valid JSON ({e})") from None
-    if not isinstance(data, dict) or "heads" not in data:
+    if model_type(data) == "one-layer-transformer":
+        raise ValueError("model JSON holds a one-layer Transformer (\"type\": "
+                         "\"one-layer-transformer\"), not a multi-head attention model; read it "
+                         "with transformer_from_json (exactattn learn transformer --model, "
+                         "model show, model compare)")
+    if "heads" not in data:
         raise ValueError("model JSON must be an object with a 'heads' list")
-    kind = data.get("entries", "rational")
-    if kind not in ("rational", "real"):
-        raise ValueError(f"model JSON: 'entries' must be 'rational' or 'real', got {kind!r}")
-    dps = data.get("dps")
-    if dps is not None and (not isinstance(dps, int) or isinstance(dps, bool) or dps < 1):
-        raise ValueError(f"model JSON: 'dps' must be a positive integer, got {dps!r}")
+    kind, dps = read_header(data, "multi-head-attention", "model JSON")
     if not isinstance(data["heads"], list):
         raise ValueError("model JSON: 'heads' must be a list of {\"W\": ..., \"v\": ...} objects")
     heads = []
     for h, hd in enumerate(data["heads"]):
+        if isinstance(hd, dict) and "V" in hd and "v" not in hd:
+            raise ValueError(f"model JSON: heads[{h}] has 'V' (a Transformer head's d×d output "
+                             f"map), not 'v'; a one-layer Transformer file needs \"type\": "
+                             f"\"one-layer-transformer\"")
         if not isinstance(hd, dict) or "W" not in hd or "v" not in hd:
             raise ValueError(f"model JSON: heads[{h}] must be an object with keys 'W' and 'v'")
         unknown = sorted(set(hd) - {"W", "v"})
         if unknown:
             raise ValueError(f"model JSON: heads[{h}] has unknown key(s) "
-                             f"{', '.join(map(repr, unknown))}; a head has only 'W' and 'v'")
+                             f"{', '.join(shown(k) for k in unknown)}; a head has only 'W' and "
+                             f"'v'")
         if not isinstance(hd["W"], list) or not all(isinstance(r, list) for r in hd["W"]):
             raise ValueError(f"model JSON: heads[{h}].W must be a list of rows")
         if not isinstance(hd["v"], list):
@@ -429,17 +503,23 @@ def model_from_json(text_or_dict) -> MultiHeadAttention:
         except (ValueError, TypeError) as e:
             raise type(e)(f"model JSON: heads[{h}].{e}") from None
     m = MultiHeadAttention(heads)
-    if data.get("dim") is not None:
-        if not isinstance(data["dim"], int) or isinstance(data["dim"], bool) or data["dim"] < 1:
-            raise ValueError(f"model JSON: 'dim' must be a positive integer, got {data['dim']!r}")
-        if m.dim is not None and data["dim"] != m.dim:
-            raise ValueError(f"model JSON: dim is {data['dim']} but the heads are {m.dim}×{m.dim}")
-        m.dim = data["dim"]
+    dim = _positive_int(data, "dim", "model JSON")
+    if dim is not None:
+        if m.dim is not None and dim != m.dim:
+            raise ValueError(f"model JSON: dim is {dim} but the heads are {m.dim}×{m.dim}")
+        m.dim = dim
     return m
 
 
 def load_model(path) -> MultiHeadAttention:
-    with open(path) as f:
+    """The multi-head attention model in the JSON file ``path`` (:func:`model_from_json`); a
+    FIFO, device or directory is refused before it is read (reading one would wait forever)."""
+    import os
+    import stat
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"model file {str(path)!r} is not a regular file (a FIFO, device or "
+                         f"directory); give a file")
+    with open(path, encoding="utf-8") as f:
         return model_from_json(f.read())
 
 

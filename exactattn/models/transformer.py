@@ -47,7 +47,8 @@ from fractions import Fraction
 from itertools import product
 
 from ..arith import get_backend
-from .attention import _fmt, _param, _unfmt, random_head, validate_tokens
+from .attention import (_fmt, _param, _positive_int, _unfmt, model_type, random_head,
+                        read_header, validate_tokens)
 from ..arith.numbers import to_matrix, to_vector
 
 __all__ = ["OneLayerTransformer", "KinkForm", "Scalars", "relu", "random_transformer",
@@ -457,31 +458,68 @@ def transformer_to_json(model: OneLayerTransformer) -> str:
 
 
 def transformer_from_json(text_or_dict) -> OneLayerTransformer:
-    """Inverse of :func:`transformer_to_json` (rationals as strings; never evaluates text)."""
-    data = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+    """Inverse of :func:`transformer_to_json` (rationals as strings; never evaluates text).  A
+    key the format does not have, a key written twice, a "dim" or "hidden" that disagrees with
+    the matrices, a file of another type and numbers beyond the limits of
+    :mod:`exactattn.arith.numbers` are ValueErrors naming them."""
+    from .json_text import loads
+    try:
+        data = loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Transformer JSON is not valid JSON ({e})") from None
     if not isinstance(data, dict) or data.get("type") != "one-layer-transformer":
-        raise ValueError("Transformer JSON must be an object with type 'one-layer-transformer'")
-    kind = data.get("entries", "rational")
-    if kind not in ("rational", "real"):
-        raise ValueError(f"Transformer JSON: 'entries' must be 'rational' or 'real', got {kind!r}")
-    dps = data.get("dps")
-    for key in ("heads", "A", "w"):
+        held = ""
+        if isinstance(data, dict) and model_type(data) == "multi-head-attention":
+            held = (" (this one holds a multi-head attention model: read it with "
+                    "model_from_json)")
+        raise ValueError(f"Transformer JSON must be an object with type "
+                         f"'one-layer-transformer'{held}")
+    what = "Transformer JSON"
+    kind, dps = read_header(data, "one-layer-transformer", what)
+    for key, shape in (("heads", "a list of {\"W\": ..., \"V\": ...} objects"),
+                       ("A", "the d×k matrix of the feed-forward network, a list of rows"),
+                       ("w", "the k read-out weights of the feed-forward network, a list")):
         if not isinstance(data.get(key), list):
-            raise ValueError(f"Transformer JSON: '{key}' must be a list")
-    mat = lambda M, where: [[_unfmt(x, kind, f"{where}[{i}][{j}]", dps)  # noqa: E731
-                             for j, x in enumerate(r)] for i, r in enumerate(M)]
+            got = "missing" if key not in data else f"a {type(data[key]).__name__}"
+            hint = ""
+            if key != "heads" and isinstance(data.get("heads"), list) and \
+                    any(isinstance(hd, dict) and "v" in hd for hd in data["heads"]):
+                hint = ("; its heads have 'v', as a multi-head attention model's do: if it is "
+                        "one, its \"type\" is \"multi-head-attention\"")
+            raise ValueError(f"{what}: '{key}' ({shape}) is {got}{hint}")
+
+    def mat(M, where):
+        if not all(isinstance(r, list) for r in M):
+            raise ValueError(f"{what}: {where} must be a list of rows")
+        return [[_unfmt(x, kind, f"{where}[{i}][{j}]", dps) for j, x in enumerate(r)]
+                for i, r in enumerate(M)]
+
     heads = []
     for h, hd in enumerate(data["heads"]):
+        if isinstance(hd, dict) and "v" in hd and "V" not in hd:
+            raise ValueError(f"{what}: heads[{h}] has 'v' (a multi-head attention head's value "
+                             f"vector), not 'V' (the d×d output map of a Transformer head)")
         if not isinstance(hd, dict) or "W" not in hd or "V" not in hd:
-            raise ValueError(f"Transformer JSON: heads[{h}] must have keys 'W' and 'V'")
+            raise ValueError(f"{what}: heads[{h}] must have keys 'W' and 'V'")
         if set(hd) - {"W", "V"}:
-            raise ValueError(f"Transformer JSON: heads[{h}] has unknown key(s) "
+            raise ValueError(f"{what}: heads[{h}] has unknown key(s) "
                              f"{', '.join(map(repr, sorted(set(hd) - {'W', 'V'})))}; a head "
                              f"has only 'W' and 'V'")
+        for key in ("W", "V"):
+            if not isinstance(hd[key], list):
+                raise ValueError(f"{what}: heads[{h}].{key} must be a list of rows")
         heads.append((mat(hd["W"], f"heads[{h}].W"), mat(hd["V"], f"heads[{h}].V")))
     A = mat(data["A"], "A")
     w = [_unfmt(x, kind, f"w[{i}]", dps) for i, x in enumerate(data["w"])]
-    return OneLayerTransformer(heads, A, w)
+    try:
+        model = OneLayerTransformer(heads, A, w)
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{what}: {e}") from None
+    for key, have in (("dim", model.dim), ("hidden", model.hidden)):
+        given = _positive_int(data, key, what)
+        if given is not None and given != have:
+            raise ValueError(f"{what}: '{key}' is {given} but the matrices give {have}")
+    return model
 
 
 # ---------------------------------------------------------------------- random models

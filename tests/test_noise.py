@@ -267,3 +267,18 @@ def test_cli_noise_table_and_bad_arguments(capsys, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
     assert main(["noise", "single-head", "--dim", "2", "--plot", "x.png"]) == 2
     assert 'pip install ".[plots]"' in capsys.readouterr().err
+
+
+def test_a_tau_below_float64_keeps_an_exact_constant_and_a_sweep_refuses_it():
+    """τ = 10⁻⁴⁰⁰ (0.0 as a float): the noisy learner's constant C = bar/τ is computed in
+    mpmath, not through float(τ) (a ZeroDivisionError before); a sweep, whose reports are
+    float64, refuses such a τ up front."""
+    from exactattn.analysis.noise_sweep import parse_taus
+    from exactattn.learners.p2.noisy import learn_multi_head_noisy
+    model = ea.random_multi_head(2, 1, seed=0, kind="real")
+    res = learn_multi_head_noisy(Oracle(model, backend="mp", dps=50), 2, 1,
+                                 Fraction(1, 10 ** 400), seed=0)
+    assert res.error_bar is None or res.error_bar.constant > 10 ** 300
+    with pytest.raises(ValueError, match="smallest normal float64"):
+        parse_taus("1e-10,1e-400")
+    assert parse_taus("0,1e-10") == [0, Fraction(1, 10 ** 10)]

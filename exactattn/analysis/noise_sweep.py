@@ -36,6 +36,7 @@ DEFAULT_TAUS = {"single-head": "1e-4,1e-8,1e-12,1e-16,1e-20",
 
 #: the largest float64, as an exact rational (reports and plots of a sweep are float64)
 _FLOAT_MAX = Fraction(sys.float_info.max)
+_FLOAT_TINY = Fraction(sys.float_info.min)
 
 
 def parse_taus(text: str) -> list:
@@ -49,6 +50,10 @@ def parse_taus(text: str) -> list:
             raise ValueError(f"{part!r} is not a number like 1e-10") from None
         if tau < 0:
             raise ValueError(f"τ must be ≥ 0, got {part}")
+        if 0 < tau < _FLOAT_TINY:
+            raise ValueError(f"τ = {part} is below the smallest normal float64 (about "
+                             f"2.2e-308) in which the sweep reports errors and bounds; give a "
+                             f"larger τ (or 0 for no noise)")
         if tau > _FLOAT_MAX:
             raise ValueError(f"τ = {part} is beyond the float64 range (about 1.8e308) in which "
                              f"the sweep reports errors and bounds; give a smaller τ")

@@ -65,6 +65,9 @@ def run(args):
     from .model import read_model
     model = read_model(args.model, "multi-head-attention", "'eval'")
     be = get_backend(args.backend, args.dps)
+    if be.name == "exact" and not model.is_rational:
+        raise ValueError(f"{args.model} has real entries; the exact backend needs rationals "
+                         f"(use --backend mp or float)")
     toks = _tokens(read_json(args.query, "query"), be)
     if be.name == "exact" and model.is_rational and toks and model.dim is not None:
         from ..learners.p2.cost import check_budget, estimate_answer

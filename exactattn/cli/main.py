@@ -104,10 +104,11 @@ def _os_error(e: OSError, args) -> str:
     the file having opened fine: the line names the file being written when the traceback
     shows it, else the outputs that may have failed."""
     import errno
-    if e.filename is not None or e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG,
-                                                 errno.EIO):
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
         return _one_line(e)
     why = f"({e.strerror or _one_line(e)}); free space there or choose another path"
+    if e.filename is not None:
+        return f"cannot write {e.filename} {why}"
     if isinstance(e, _StdoutFailed):
         return f"cannot write the standard output {why}"
     name = _file_written(e)

@@ -149,9 +149,9 @@ def _attach_error_bar(result, schedule, answers, be, H, tau):
     bound = bar_for([p[0] for p in pairs], [p[1] for p in pairs], ctx, bits)
     result.error_bar = ErrorBar(bound=bound, method="ball", precision=prec,
                                 working_dps=be.dps,
-                                constant=bound / mpmath.mpf(float(tau)) if tau else None,
+                                constant=bound / ctx.mpf(tau) if tau else None,
                                 enclosure=[p[0] for p in pairs],
-                                assumes=f"every answer within ±{float(tau):.3g} of an "
+                                assumes=f"every answer within ±{mpmath.nstr(tau, 3)} of an "
                                         f"attention model with exactly {H} canonical heads",
                                 details={"prec_bits": bits})
 

@@ -92,8 +92,7 @@ class LearnResult:
 
     def save(self, path) -> None:
         """Write :meth:`to_json` to ``path``."""
-        with open(path, "w") as f:
-            f.write(self.to_json() + "\n")
+        _write_text(path, self.to_json() + "\n")
 
     def write_certificate(self, path, truth=None) -> None:
         """Write the run's stand-alone consistency-and-genericity certificate (claim ``run``,
@@ -119,9 +118,7 @@ class LearnResult:
                              f"record (single-head, low-rank and the multi-head schedules "
                              f"have one)") from None
         import json
-        text = json.dumps(cert, ensure_ascii=False)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        _write_text(path, json.dumps(cert, ensure_ascii=False) + "\n")
 
     def __repr__(self):
         return (f"LearnResult({self.algorithm}, d={self.dim}, backend={self.backend}, "
@@ -142,3 +139,15 @@ class LearnResult:
         if self.proves:
             notes = f"\n- proves: {self.proves}" + notes
         return f"{line}\n{notes}\n\n{latex_heads([(h.W, h.v) for h in self.heads])}"
+
+
+def _write_text(path, text: str) -> None:
+    """Write ``text`` to ``path``; an OSError names the path (a write to a full disk or
+    /dev/full fails after the file opened, so the error would carry no name)."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        raise OSError(e.errno, e.strerror, str(path)) from None

@@ -66,8 +66,10 @@ def run(args):
     model = read_model(args.model, "multi-head-attention", "'eval'")
     be = get_backend(args.backend, args.dps)
     if be.name == "exact" and not model.is_rational:
-        raise ValueError(f"{args.model} has real entries; the exact backend needs rationals "
-                         f"(use --backend mp or float)")
+        from ..models.attention import _first_real_entry
+        where, _ = _first_real_entry(model.heads)
+        raise ValueError(f"{args.model} has real entries ({where}); the exact backend needs "
+                         f"rationals (use --backend mp or float)")
     toks = _tokens(read_json(args.query, "query"), be)
     if be.name == "exact" and model.is_rational and toks and model.dim is not None:
         from ..learners.p2.cost import check_budget, estimate_answer

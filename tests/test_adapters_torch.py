@@ -2,21 +2,39 @@
 
 Skipped where torch is absent (it is an extra); CI installs the CPU build."""
 
+import importlib.util
 import json
 import random
 from fractions import Fraction
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import exactattn as ea
+from exactattn.adapters import torch as eat
+from exactattn.cli.main import main
 
-import exactattn as ea  # noqa: E402
-from exactattn.adapters import torch as eat  # noqa: E402
-from exactattn.cli.main import main  # noqa: E402
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                reason="could not import 'torch': not installed (the torch "
+                                       "extra; CI installs the CPU build)")
 
 
-def _layer(E, H, seed, bias=False, grid=8, scale=4, dtype=torch.float64, batch_first=True):
+class _Torch:
+    """torch, imported when a test first uses it (not when the suite is collected: the
+    import costs a second or two in every process that collects this file)."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):         # pytest probes objects for its own markers
+            raise AttributeError(name)
+        import torch as module
+        return getattr(module, name)
+
+
+torch = _Torch()
+
+
+def _layer(E, H, seed, bias=False, grid=8, scale=4, dtype=None, batch_first=True):
     """A layer whose weights are small dyadic rationals k/grid·scale (exact, small exponents)."""
+    dtype = torch.float64 if dtype is None else dtype
     torch.manual_seed(seed)
     mha = torch.nn.MultiheadAttention(E, H, batch_first=batch_first, bias=bias).to(dtype)
     with torch.no_grad():

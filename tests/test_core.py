@@ -161,7 +161,8 @@ def test_power_of_tau_for_huge_exponents_builds_no_table():
 
 
 # ---------------------------------------------------------------------- F_p primitives
-@pytest.mark.parametrize("bits", [62, 127, 255])
+@pytest.mark.parametrize("bits", [b if b < 2047 else pytest.param(b, marks=pytest.mark.slow)
+                                  for b in engines.PRIME_BITS])
 def test_ladder_primes_have_the_size_and_smooth_factors(bits):
     p, factors = engines.ladder_prime(bits)
     assert p.bit_length() == bits
@@ -169,7 +170,40 @@ def test_ladder_primes_have_the_size_and_smooth_factors(bits):
     for q in factors:
         prod *= q
     assert prod == p - 1 and max(factors) < 2048
-    assert ea.arith.expfield.fmpz(p).is_prime()
+    assert all(ea.arith.expfield.fmpz(q).is_prime() for q in set(factors))
+    assert modular.lucas_certified(p, factors)          # a proof, from p − 1's factors
+
+
+@pytest.mark.slow
+def test_the_precomputed_ladder_is_what_the_seeded_draw_gives():
+    """learners/p2/ladder_primes.py stores the primes random_prime(bits, Random(bits)) draws
+    (drawing the 2047-bit one costs about 1.5 s per process)."""
+    for bits in engines.PRIME_BITS:
+        assert modular.random_prime(bits, random.Random(bits)) == engines.ladder_prime(bits)
+
+
+def _factor(n):
+    out, q = [], 2
+    while q * q <= n:
+        while n % q == 0:
+            out.append(q)
+            n //= q
+        q += 1
+    return out + ([n] if n > 1 else [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 10 ** 7))
+def test_lucas_certifies_exactly_the_primes(n):
+    """With n − 1 factored completely the test says prime exactly for the primes (Carmichael
+    numbers such as 561 included: Fermat's test alone passes some bases for them); a
+    factorisation that is not n − 1's is refused."""
+    assert modular.lucas_certified(n, _factor(n - 1)) == ea.arith.expfield.fmpz(n).is_prime()
+    assert not modular.lucas_certified(n, _factor(n - 1) + [2])
+    assert not modular.lucas_certified(561, _factor(560))
+    # a Carmichael number with no factor below 211 (Chernick's 211·421·631): Fermat's test
+    # passes every base tried, so only the per-factor order check can refuse it
+    assert not modular.lucas_certified(56052361, _factor(56052360))
 
 
 @pytest.mark.parametrize("bits", [62, 255])

@@ -239,6 +239,9 @@ MUTANTS = [
      [("exactattn/sweep/trials.py",
        "            check_cost(params[\"d\"], params[\"H\"] if params[\"H0\"] is None else None,",
        "            (lambda *a, **k: None)(params[\"d\"], params[\"H\"] if params[\"H0\"] is None else None,")]),
+    ("M70", "Lucas proof: a prime factor without a base of full order accepted",
+     [("exactattn/arith/modular.py", "        else:\n            return False\n    return True",
+       "        else:\n            continue\n    return True")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
-from math import lcm
+from math import lcm, prod
 
 from ...arith.expfield import ExpElement
 from ...arith.fields import RealField, prime_field
 from ...arith.modular import BadReduction, ModularImage, random_prime
 from ...errors import LearningFailure, NotAttention
+from .ladder_primes import LADDER_FACTORS
 
 __all__ = ["ModularEngine", "RealEngine", "make_engine", "PRIME_BITS", "prime_sizes",
            "ladder_prime", "ExponentsTooLarge",
@@ -54,7 +55,11 @@ def ladder_prime(bits: int):
     process from a generator seeded by the size (deterministic, so results do not depend
     on what ran before); the randomness of each run is in τ."""
     if bits not in _PRIMES:
-        _PRIMES[bits] = random_prime(bits, random.Random(bits))
+        factors = LADDER_FACTORS.get(bits)
+        if factors is None:
+            _PRIMES[bits] = random_prime(bits, random.Random(bits))
+        else:                                   # the same prime, precomputed
+            _PRIMES[bits] = (1 + prod(factors), sorted(factors))
     return _PRIMES[bits]
 
 

@@ -17,10 +17,12 @@ working precision; floats appear only in the returned display rows.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from fractions import Fraction
 
 from ..arith import get_backend
+from ..arith.numbers import NumberTooLarge, decimal_parts, parse_rational, shown
 from ..errors import ConditionsNotMet
 from ..learners.result.compare import parameter_error
 from ..learners.p2.schedule import published_count
@@ -40,23 +42,34 @@ _FLOAT_TINY = Fraction(sys.float_info.min)
 
 
 def parse_taus(text: str) -> list:
-    """'1e-10,1e-20' → exact rationals [Fraction(1, 10**10), …] (decimal text, no floats)."""
+    """'1e-10,1e-20' → exact rationals [Fraction(1, 10**10), …] (decimal text or "p/q" in
+    ASCII digits, no floats).  The text is checked before any number is built — digits and
+    decimal exponent within the limits of :func:`~exactattn.arith.numbers.decimal_parts`
+    ("1e-99999999" would take minutes as a Fraction) — and each τ must be 0 or a normal
+    float64: the sweep reports errors, bounds and their ratio in float64."""
     out = []
     for part in text.split(","):
         part = part.strip()
-        try:
-            tau = Fraction(part)
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{part!r} is not a number like 1e-10") from None
+        if re.fullmatch(r"[+-]?[0-9]+/[0-9]+", part):
+            tau = parse_rational(part, "τ")                 # digits within the limit
+        else:
+            try:
+                man, exp = decimal_parts(part, "τ")         # digits and exponent within limits
+            except NumberTooLarge:
+                raise
+            except ValueError:
+                raise ValueError(f"{shown(part)} is not a number like 1e-10 (ASCII digits, no "
+                                 f"underscores)") from None
+            tau = Fraction(man) * Fraction(10) ** exp
         if tau < 0:
             raise ValueError(f"τ must be ≥ 0, got {part}")
-        if 0 < tau < _FLOAT_TINY:
-            raise ValueError(f"τ = {part} is below the smallest normal float64 (about "
-                             f"2.2e-308) in which the sweep reports errors and bounds; give a "
-                             f"larger τ (or 0 for no noise)")
         if tau > _FLOAT_MAX:
             raise ValueError(f"τ = {part} is beyond the float64 range (about 1.8e308) in which "
                              f"the sweep reports errors and bounds; give a smaller τ")
+        if 0 < tau < _FLOAT_TINY:
+            raise ValueError(f"τ = {part} is below the smallest normal float64 (about "
+                             f"2.2e-308) in which the sweep reports errors and bounds; give a "
+                             f"larger τ")
         out.append(tau)
     if not out:
         raise ValueError("give at least one τ")

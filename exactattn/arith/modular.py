@@ -21,14 +21,13 @@ does not re-check, and a failure is named only after a verified run).
 from __future__ import annotations
 
 import random
-from operator import mul
+from math import prod
 
 from flint import fmpq_mat, fmpz, fmpz_mat
 
 from ..errors import ExactAttnError
 from .expfield import ExpElement
 from .fields import PrimeField, rational_reconstruction
-from .multiplicities import _monomial_row
 
 __all__ = ["ModularImage", "BadReduction", "random_prime", "lucas_certified",
            "rational_reconstruction"]
@@ -87,10 +86,7 @@ def lucas_certified(n: int, factors) -> bool:
     of them and n is prime.  Bases 2, 3, … are tried per q (most q accept a = 2); Fermat's
     test fails at once for a composite n.  (FLINT's general primality proof takes about 1 s
     at 2047 bits; this, about one modular power per prime factor.)"""
-    prod = 1
-    for q in factors:
-        prod *= q
-    if prod != n - 1 or n < 3:
+    if prod(factors) != n - 1 or n < 3:
         return False
     N, m = fmpz(n), n - 1
     checked = {}
@@ -267,27 +263,13 @@ class ModularImage:
         copy-count family's 2H₀ answers cost at once."""
         P = self.field.p
         out, nums, dens, where = [None] * len(elems), [], [], []
-        last = last_L = None
         for i, e in enumerate(elems):
             packed = getattr(e, "packed", None)
-            if packed is None:
-                out[i] = self.image(e)
+            if packed is None or packed[0].Da % P == 0 or self.L % e.L:
+                out[i] = self.image(e)          # as image() does it, or its error
                 continue
-            group, mult = packed[0], packed[1]
-            if group is not last or e.L != last_L:
-                last, last_L = group, e.L
-                usable = group.Da % P != 0 and self.L % e.L == 0
-                if usable:
-                    (wN, wD), inv_Da = self._weights(group, self.L // e.L)
-            if not usable:                      # as image() does it, or its error
-                out[i] = self.image(e)
-                continue
-            V = _monomial_row(group.n, group.H, mult)[0]
-            den = sum(map(mul, V, wD)) % P
-            if den == 0:
-                raise BadReduction(f"an answer's denominator vanishes modulo the "
-                                   f"{P.bit_length()}-bit prime")
-            nums.append(sum(map(mul, V, wN)) * inv_Da % P)
+            num, den = self._packed_parts(packed, self.L // e.L)
+            nums.append(num)
             dens.append(den)
             where.append(i)
         ctx = self.field.ctx

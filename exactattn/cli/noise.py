@@ -75,40 +75,21 @@ def run(a):
 
 
 def noise_levels(text: str, dps: int) -> list:
-    """The noise levels τ of ``--taus`` as exact rationals, each refused (ValueError, exit 2)
-    unless it is written as a decimal ("1e-10") or "p/q" in ASCII digits and is positive, a
-    normal float64 (the sweep reports errors, bounds and their ratio in float64: a τ that
-    rounds to 0 divided by zero, a subnormal one gave a meaningless ratio) and at least
+    """The noise levels τ of ``--taus`` as exact rationals (:func:`~exactattn.analysis.
+    noise_sweep.parse_taus`: decimal or "p/q" text within the number limits, each τ 0 or a
+    normal float64), each refused (ValueError, exit 2) unless it is positive and at least
     10^-dps (a smaller τ is lost in the rounding of the mp answers, about 1 in size, at
-    ``dps`` digits).  The text is checked before any number is built: "1e-99999999" would
-    take minutes as a Fraction."""
-    import re
-    import sys
+    ``dps`` digits)."""
     from fractions import Fraction
     from ..analysis.noise_sweep import parse_taus
-    from ..arith.numbers import decimal_parts, parse_rational, shown
-    for part in text.split(","):
-        p = part.strip()
-        if re.fullmatch(r"[+-]?[0-9]+/[0-9]+", p):
-            parse_rational(p, "--taus")                     # digits within the limit
-        else:
-            try:
-                decimal_parts(p, "--taus")                  # digits and exponent within limits
-            except ValueError as e:
-                if "is not a decimal" not in str(e):
-                    raise
-                raise ValueError(f"--taus: {shown(p)} is not a number like 1e-10 (ASCII digits, "
-                                 f"no underscores)") from None
-    taus = parse_taus(text)
-    smallest = Fraction(sys.float_info.min)
+    try:
+        taus = parse_taus(text)
+    except ValueError as e:
+        raise ValueError(f"--taus: {e}") from None
     for part, tau in zip((p.strip() for p in text.split(",")), taus):
         if tau == 0:
             raise ValueError(f"--taus: τ = {part} is not a noise level: τ must be > 0 (learn "
                              f"without noise with 'exactattn learn')")
-        if tau < smallest:
-            raise ValueError(f"--taus: τ = {part} is below the smallest normal float64 (about "
-                             f"2.2e-308), in which the sweep reports errors, bounds and their "
-                             f"ratio; give τ ≥ 1e-307")
         if tau < Fraction(1, 10 ** dps):
             raise ValueError(f"--taus: τ = {part} is below 1e-{dps}, the rounding of answers "
                              f"(about 1 in size) at --dps {dps}: the noise would be lost in it; "

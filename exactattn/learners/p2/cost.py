@@ -160,8 +160,9 @@ def validation_floor(count: int):
     two special shapes at k ≥ 2 (:mod:`~exactattn.learners.result.validation`).  Priced
     before the schedule (:func:`estimate_validation` of these), they refuse up front a run
     whose validation could never be afforded at its head count."""
-    if count >= 4:
-        return [(4, 4), (3, 3), (2, 2), (1, 1)]
+    from ..result.validation import FORCED_DISTINCT
+    if count >= len(FORCED_DISTINCT):
+        return [(k, k) for k in FORCED_DISTINCT]
     return [(2, 2)] * min(count, 2) + [(1, 1)] * max(0, count - 2)
 
 

@@ -38,7 +38,7 @@ def heads_seen(orc, schedule, answers, rng: random.Random, extra: int = EXTRA_HE
     H0 = schedule.H0
     cap = H0 + extra
     fam = schedule.families[0]
-    if not fam.ends_in_x1:
+    if not fam.ends_in_x1 or not answers[0].is_rational():
         return None, 0
     more = [fam.query(m) for m in range(2 * H0 + 1, 2 * cap + 2)]
     asked = 0
@@ -49,8 +49,6 @@ def heads_seen(orc, schedule, answers, rng: random.Random, extra: int = EXTRA_HE
     except (BudgetExceeded, OracleTimeout, LearningFailure, MemoryError):
         return None, asked
     samples = [answers[0]] + list(answers[1:1 + 2 * H0]) + list(got)
-    if not answers[0].is_rational():
-        return None, asked
     window = exponent_window(samples[1:])
     for bits in prime_sizes(samples[1:], window=window)[:2]:
         try:

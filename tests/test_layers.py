@@ -16,9 +16,10 @@ import pytest
 import exactattn
 
 ROOT = Path(exactattn.__file__).parent
-LAYERS = ["errors", "_env", "arith", "models", "oracles", "adapters", "learners", "analysis",
+LAYERS = ["errors", "_env", "files", "arith", "models", "oracles", "adapters", "learners", "analysis",
           "sweep", "presentation", "cli"]
-RANK = {name: (0 if name in ("errors", "_env") else LAYERS.index(name) - 1) for name in LAYERS}
+RANK = {name: (0 if name in ("errors", "_env", "files") else LAYERS.index(name) - 2)
+        for name in LAYERS}
 #: the sub-layers of learners, bottom to top (docs/design.md §6)
 LEARNER_LAYERS = ["result", "p1", "p2", "beyond", "multi_head", "transformer"]
 

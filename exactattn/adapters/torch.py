@@ -342,21 +342,15 @@ def load(path, num_heads=None, prefix=None, source=None):
     safe = [torch.nn.MultiheadAttention, torch.nn.modules.linear.NonDynamicallyQuantizableLinear,
             torch.nn.Linear]
     if source is None:
-        import os
-        import stat
+        import io
+        from ..files import read_regular
         try:
-            mode = os.stat(path).st_mode
+            source = io.BytesIO(read_regular(path, "torch"))
         except FileNotFoundError:
             raise ValueError(f"torch file {str(path)!r} not found") from None
-        if not stat.S_ISREG(mode):
-            raise ValueError(f"torch file {str(path)!r} is not a regular file (a FIFO, device or "
-                             f"directory); give a file")
     try:
         with torch.serialization.safe_globals(safe):
-            obj = torch.load(path if source is None else source, map_location="cpu",
-                             weights_only=True)
-    except FileNotFoundError:
-        raise ValueError(f"torch file {str(path)!r} not found") from None
+            obj = torch.load(source, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - unpickling errors have many types
         raise ValueError(_load_error(str(path), e)) from None
     if isinstance(obj, torch.nn.MultiheadAttention):

@@ -148,29 +148,16 @@ def read_text(path: str, what: str, limit: int = MAX_FILE_BYTES, binary: bool = 
     """The text of a regular file of at most ``limit`` bytes (UTF-8; its bytes when
     ``binary``); a FIFO, a device, a directory, a larger or (unless ``binary``) a binary file
     is refused before it is read (UsageError, exit 2)."""
-    import os
-    import stat
+    from ..files import FileTooLarge, NotARegularFile, read_regular
     from .main import UsageError
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_regular(path, what, limit)
     except FileNotFoundError:
         raise UsageError(f"{what} file {path!r} not found") from None
+    except (NotARegularFile, FileTooLarge) as e:
+        raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"{what} file {path!r} cannot be opened ({e.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{what} file {path!r} is not a regular file (a FIFO, device or "
-                             f"directory); give a file")
-        if st.st_size > limit:
-            raise UsageError(f"{what} file {path!r} has {st.st_size} bytes, above the limit "
-                             f"of {limit} ({limit // 2 ** 20} MiB); give a smaller file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise UsageError(f"{what} file {path!r} is above the limit of {limit} bytes")
     if binary:
         return data
     try:

@@ -514,13 +514,8 @@ def model_from_json(text_or_dict) -> MultiHeadAttention:
 def load_model(path) -> MultiHeadAttention:
     """The multi-head attention model in the JSON file ``path`` (:func:`model_from_json`); a
     FIFO, device or directory is refused before it is read (reading one would wait forever)."""
-    import os
-    import stat
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise ValueError(f"model file {str(path)!r} is not a regular file (a FIFO, device or "
-                         f"directory); give a file")
-    with open(path, encoding="utf-8") as f:
-        return model_from_json(f.read())
+    from ..files import read_regular
+    return model_from_json(read_regular(path, "model").decode("utf-8"))
 
 
 _REPR_HEADS = 4  # repr lists at most this many heads

@@ -103,12 +103,12 @@ def one_run(d, H, seed):
         recovery._certify, mh._validate = certify, validate
     ok = res.model.head_set() == model.head_set() and res.certificate["certified"] is True
     learner = total - oracle.seconds - cert["seconds"] - evidence["seconds"]
+    images = _images(res, H, seed)      # first: reading builds the answers' polynomials
     t = time.process_time()
     for _, y in res.transcript[1:]:
         for p in (y.num, y.den):
             fmpq_mat(1, len(p), p.coeffs())
     read = time.process_time() - t
-    images = _images(res, H, seed)
     return {"images": images, "total": total, "oracle": oracle.seconds - oracle.validation_seconds,
             "valid": oracle.validation_seconds, "cert": cert["seconds"],
             "evidence": evidence["seconds"],

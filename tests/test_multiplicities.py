@@ -13,7 +13,7 @@ import exactattn as ea
 from exactattn.arith import get_backend
 from exactattn.arith.fields import PrimeField
 from exactattn.arith.modular import ModularImage, random_prime
-from exactattn.arith.multiplicities import PackedElement, grouped
+from exactattn.arith.multiplicities import PackedElement
 from exactattn.errors import BudgetExceeded, QueryError
 from exactattn.learners.p2.matching import certify
 
@@ -37,8 +37,8 @@ def test_a_grouped_answer_is_the_direct_evaluation(seed):
     heads = model._heads_on(BE)
     prepared = BE.prepare_tokens(query)
     a, b = BE.attention(prepared, heads), BE.direct(prepared, heads)
-    if grouped(len(prepared.order), len(heads)) and not b.is_zero():
-        assert isinstance(a, PackedElement)
+    if not b.is_zero():
+        assert isinstance(a, PackedElement) and not a.is_zero()   # before any polynomial
     assert a.exponent_span() == b.exponent_span()   # from the group, before any polynomial
     assert (a.L, a.num, a.den) == (b.L, b.num, b.den)
     assert a == b and hash(a) == hash(b)
@@ -86,7 +86,52 @@ def test_a_zero_answer_is_the_exact_zero():
     assert y.is_zero() and y.L == 1 and type(y) is not PackedElement
 
 
-def test_equal_rows_are_needed_for_the_shortcut():
+def test_end_coefficients_that_vanish_do_not_make_an_answer_zero():
+    """One head, scores 0, 1, 2 on three tokens with values 0, 1, 0: N = μ₂·t has zero
+    lowest and highest coefficients, so the zero test is undecided and the numerator is
+    expanded; the answer is t/(1 + t + t²), not zero (a planted zero verdict would say 0)."""
+    model = ea.MultiHeadAttention([([[1, 0], [0, 0]], [0, 1])])
+    query = [[0, 0], [1, 1], [2, 0], [1, 0]]
+    prepared = BE.prepare_tokens(query)
+    group = BE._group(prepared, model._heads_on(BE))
+    assert not group.nonzero(prepared.mult)              # undecided by the end coefficients
+    y = model(query, "exact")
+    assert isinstance(y, PackedElement) and not y.is_zero()
+    b = BE.direct(prepared, model._heads_on(BE))
+    assert not b.is_zero() and (y.L, y.num, y.den) == (b.L, b.num, b.den)
+
+
+def test_a_zero_sum_of_heads_with_other_scores_is_the_exact_zero():
+    """Two heads with different W whose values are constant on the tokens (v₁·x = 1,
+    v₂·x = −1): each head's average is ±1 whatever its softmax, so the answer is 0 while
+    the heads' lowest-exponent tokens differ — the zero test must weigh each head's end
+    values by the others' (a planted unweighted sum calls it nonzero)."""
+    model = ea.MultiHeadAttention([([[1, 0], [0, 1]], [1, 0]), ([[0, 0], [0, -1]], [-1, 0])])
+    y = model([[1, 2], [1, 2], [1, -3], [1, 1]], "exact")
+    assert y.is_zero() and y.L == 1 and type(y) is not PackedElement
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_zero_answers_are_decided_as_the_direct_evaluation(seed):
+    """Models prone to zero answers (values ±e₁ or 0, tokens with first entry 1, few
+    distinct tokens): the packed answer is zero exactly when the direct evaluation is, and
+    equal to it."""
+    rng = random.Random(seed)
+    d, H = 2, rng.randint(1, 4)
+    heads = [([[rng.randint(-2, 2) for _ in range(d)] for _ in range(d)],
+              rng.choice([[1, 0], [-1, 0], [0, 0], [2, 0]])) for _ in range(H)]
+    model = ea.MultiHeadAttention(heads)
+    toks = [[1, rng.randint(-3, 3)] for _ in range(3)]
+    query = [rng.choice(toks) for _ in range(rng.randint(1, 6))]
+    prepared = BE.prepare_tokens(query)
+    a, b = BE.attention(prepared, model._heads_on(BE)), BE.direct(prepared, model._heads_on(BE))
+    assert a.is_zero() == b.is_zero()
+    assert (type(a) is PackedElement) == (not b.is_zero())
+    assert a == b and (a.L, a.num, a.den) == (b.L, b.num, b.den)
+
+
+def test_equal_multiplicities_are_needed_for_the_shortcut():
     """Two models that agree on one token group but not on another multiplicity: the packed
     equality does not confuse members (a planted `same_as` ignoring μ would)."""
     model = ea.random_multi_head(2, 2, seed=4)

@@ -17,8 +17,8 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from ..errors import SingularSystem
 from .numbers import to_rational
 from .base import Backend
-from .expfield import ExpElement, check_product, exp_rational, poly
-from .multiplicities import TokenGroup, grouped
+from .expfield import ExpElement, exp_rational
+from .multiplicities import TokenGroup
 
 __all__ = ["ExactBackend"]
 
@@ -180,26 +180,23 @@ class ExactBackend(Backend):
         """Σ_h Σ_i softmax(X W_h x_N)_i · v_h·x_i exactly in Q(t) (docs/design.md §1–2).
 
         Queries with the same distinct tokens share one :class:`~.multiplicities.TokenGroup`
-        (cached per model and tokens): the answer is then one integer row product at the
-        query's multiplicities, a :class:`~.multiplicities.PackedElement`.  Queries with too
-        many distinct tokens for a group are evaluated directly (:meth:`direct`); both give
-        the same num, den and L."""
-        if not grouped(len(prepared.order), len(heads)):
-            return self.direct(prepared, heads)
+        (the heads' integer scores and values, cached per model and tokens); the answer is
+        the group at the query's multiplicities, a :class:`~.multiplicities.PackedElement`
+        whose polynomials are expanded only when asked for — then exactly
+        :meth:`direct`'s."""
         return self._group(prepared, heads).member(prepared.mult)
 
     def agrees(self, prepared, heads, answer) -> bool:
         """Whether the model's answer on the prepared query equals ``answer`` exactly (the
-        certification's test).  When ``answer`` is a packed element of a group with the same
-        polynomials N, D (and L, D_a) as this model's group for the query's tokens, at the
-        query's own multiplicities, the two are equal without evaluating the member
-        (equal polynomials at equal μ); otherwise the answer is evaluated and compared."""
+        certification's test).  When ``answer`` is packed at the query's own multiplicities
+        and its group has the same L, D_a and per-head data as this model's group for the
+        query's tokens, the two are equal without expanding either (the same function of
+        those); otherwise the elements are compared."""
+        group = self._group(prepared, heads)
         packed = getattr(answer, "packed", None)
-        if packed is not None and grouped(len(prepared.order), len(heads)) \
-                and packed[1] == prepared.mult \
-                and self._group(prepared, heads).same_as(packed[0]):
+        if packed is not None and packed[1] == prepared.mult and group.same_as(packed[0]):
             return True
-        return self.attention(prepared, heads) == answer
+        return group.member(prepared.mult) == answer
 
     def _group(self, prepared, heads):
         """The query's TokenGroup for these heads, cached per (heads, distinct tokens)."""
@@ -207,29 +204,14 @@ class ExactBackend(Backend):
             *_per_head(*_products(prepared.matrix(), heads))))
 
     def direct(self, prepared, heads) -> ExpElement:
-        """The answer by polynomial arithmetic in Q(t) per query (docs/design.md §2).
-
-        Each head is Σ μ_i a_i t^{k_i} / Σ μ_i t^{k_i} over distinct tokens with
-        multiplicities μ_i (k_i = L·s_i, shifted to be ≥ 0); heads are summed as
-        num·den_h + num_h·den over den·den_h — an order-independent expansion, so two models
-        with the same heads give identical (num, den) and equality is cheap."""
-        scores, values, L, Da = _per_head(*_products(prepared.matrix(), heads))
-        parts = []
-        for ks, vals in zip(scores, values):
-            low = min(ks)
-            hn, hd = {}, {}
-            for k, a, mu in zip(ks, vals, prepared.mult):
-                hn[k - low] = hn.get(k - low, 0) + mu * a
-                hd[k - low] = hd.get(k - low, 0) + mu
-            parts.append((poly({k: fmpq(c, Da) for k, c in hn.items()}), poly(hd)))
-        # the expanded answer has up to Π_h (terms of head h) terms: refuse before FLINT is
-        # asked for more than it can allocate (an abort, not an exception)
-        check_product(*(len(hd) for _, hd in parts),
-                      span=sum(int(hd.degrees()[0]) for _, hd in parts), what="this answer")
-        num, den = poly({}), poly({0: 1})
-        for hnum, hden in parts:
-            num, den = num * hden + hnum * den, den * hden
-        return ExpElement(num, den, L)
+        """The answer by polynomial arithmetic in Q(t), expanded now (docs/design.md §2):
+        each head is Σ μ_i a_i t^{k_i} / Σ μ_i t^{k_i} over the distinct tokens with
+        multiplicities μ_i (k_i = L·s_i, shifted to be ≥ 0), and the heads are summed as
+        num·den_h + num_h·den over den·den_h (:func:`~.multiplicities.head_polynomials`) —
+        an order-independent expansion, so two models with the same heads give identical
+        (num, den)."""
+        group = TokenGroup(*_per_head(*_products(prepared.matrix(), heads)))
+        return ExpElement(*group.polynomials(prepared.mult), group.L)
 
     # ------------------------------------------------------------------ linear algebra
     def solve(self, A, B):

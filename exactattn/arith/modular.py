@@ -214,7 +214,8 @@ class ModularImage:
         P = self.field.p
         scale = self.L // e.L
         packed = getattr(e, "packed", None)
-        if packed is not None and packed[0].Da % P:      # else: as the polynomials' image
+        if packed is not None and packed[0].weighable and packed[0].Da % P:
+            # else: as the polynomials' image
             return self._packed_image(packed, scale)
         den = self._value(e.den, scale)
         if den == 0:
@@ -223,30 +224,31 @@ class ModularImage:
         return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
 
     def _weights(self, group, scale: int):
-        """(weights, D_a⁻¹ mod p) of a group at t ↦ τ^scale, computed once per group: the
-        powers τ^(scale·k_hi) and N, D at τ as polynomials in μ
-        (:meth:`~.multiplicities.TokenGroup.image_weights`)."""
+        """The weights of a group at t ↦ τ^scale, computed once per group: the powers
+        τ^(scale·k_hi), then N/D_a and D at τ as polynomials in μ
+        (:meth:`~.multiplicities.TokenGroup.image_weights`; N's weights times D_a⁻¹)."""
         P = self.field.p
         key = (id(group), scale)
         cached = self._groups.get(key)
         if cached is None or cached[0] is not group:
             powers = [[self.power(scale * k) for k in ks] for ks, _ in group.heads]
-            cached = (group, group.image_weights(powers, P), pow(group.Da, -1, P))
+            wN, wD = group.image_weights(powers, P)
+            inv_Da = pow(group.Da, -1, P)
+            cached = (group, ([w * inv_Da % P for w in wN], wD))
             if len(self._groups) > 4096:
                 self._groups.clear()
             self._groups[key] = cached
-        return cached[1], cached[2]
+        return cached[1]
 
-    def _packed_parts(self, packed, scale: int):
+    def _packed_parts(self, packed, scale: int, weights=None):
         """(N(τ, μ)/D_a, D(τ, μ)) mod p of a packed answer; BadReduction when D vanishes."""
-        group, mult, _, _ = packed
+        group, mult = packed
         P = self.field.p
-        weights, inv_Da = self._weights(group, scale)
-        num, den = group.image(weights, mult, P)
+        num, den = group.image(weights or self._weights(group, scale), mult, P)
         if den == 0:
             raise BadReduction(f"an answer's denominator vanishes modulo the "
                                f"{P.bit_length()}-bit prime")
-        return num * inv_Da % P, den
+        return num, den
 
     def _packed_image(self, packed, scale: int):
         """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: the
@@ -259,16 +261,22 @@ class ModularImage:
 
     def images(self, elems):
         """``[self.image(e) for e in elems]``, the packed answers' denominators inverted
-        together (one modular inversion for all of them, Montgomery's trick): what a
-        copy-count family's 2H₀ answers cost at once."""
+        together (one modular inversion for all of them, Montgomery's trick) and each
+        group's weights looked up once: what a copy-count family's 2H₀ answers cost at
+        once."""
         P = self.field.p
         out, nums, dens, where = [None] * len(elems), [], [], []
+        last = weights = None
         for i, e in enumerate(elems):
             packed = getattr(e, "packed", None)
-            if packed is None or packed[0].Da % P == 0 or self.L % e.L:
+            if packed is None or not packed[0].weighable or packed[0].Da % P == 0 \
+                    or self.L % e.L:
                 out[i] = self.image(e)          # as image() does it, or its error
                 continue
-            num, den = self._packed_parts(packed, self.L // e.L)
+            key = (packed[0], e.L)
+            if key != last:
+                last, weights = key, self._weights(packed[0], self.L // e.L)
+            num, den = self._packed_parts(packed, 0, weights)
             nums.append(num)
             dens.append(den)
             where.append(i)

@@ -1,38 +1,47 @@
-"""Answers as polynomials in t and the token multiplicities (docs/design.md §2, "batched exact
-evaluation"; the algebra of P2's copy-count family, made the evaluator's hot path).
+"""Answers as their heads' parts, expanded only when asked (docs/design.md §2, "lazy exact
+answers"; the algebra of P2's copy-count family, made the evaluator's hot path).
 
 Queries with the same distinct tokens z_1, …, z_n (the final token last) differ only in the
 multiplicities μ = (μ_1, …, μ_n); P2's copy-count family [(x+u) × m, x] is μ = (m, 1).  Each
-head's softmax average is Σ_i μ_i a_i t^{k_i} / Σ_i μ_i t^{k_i}, so the answer of every such
-query is N(t, μ) / (D_a · D(t, μ)) with two integer polynomials, homogeneous of degree H in μ,
+head's softmax average is N_h/D_h with
 
-    D = Π_h D_h,   N = Σ_h N_h Π_{g≠h} D_g,   D_h = Σ_i μ_i t^{k_hi},   N_h = Σ_i a_hi μ_i t^{k_hi},
+    D_h = Σ_i μ_i t^{k_hi},   N_h = Σ_i a_hi μ_i t^{k_hi}    (k_hi = L·s_hi, shifted to min 0),
 
-computed once per group (Python integers, merged head by head) and stored as two integer matrices C_N, C_D (μ-monomials × t-exponents, python-flint ``fmpz_mat``).  A member's coefficients are then one row
-product in C, V(μ)·C, with V(μ) the values μ^α: no polynomial arithmetic per query.
+and the answer is (1/D_a) Σ_h N_h/D_h = N(t, μ)/(D_a·D(t, μ)) with D = Π_h D_h and
+N = Σ_h N_h Π_{g≠h} D_g.  A :class:`TokenGroup` holds the per-head data (k_hi, a_hi), L and
+D_a of one model on one set of distinct tokens — the integer score and value products, no
+polynomial arithmetic; an answer is a :class:`PackedElement`, the group and μ.  Nothing is
+expanded on the hot path:
 
-:class:`PackedElement` is an :class:`~exactattn.arith.expfield.ExpElement` that keeps those
-two integer rows and builds its python-flint polynomials only when asked (``num``, ``den``,
-any arithmetic).  The polynomials it builds are exactly those of the direct evaluation (the
-same expansion, coefficients N/D_a over D; tests/test_multiplicities.py), so certificates
-and every result are unchanged.  Equality of two packed elements with the same exponents,
-L and D_a and equal rows is decided on the rows (equal rows: equal elements); otherwise it
-is the ExpElement equality.  No float is used anywhere here.
+* **zero** is decided from the lowest and the highest t-coefficient of N (O(nH) integers);
+  only when both vanish is N expanded (``polynomials``), and a zero answer is the exact zero;
+* **equality** of two packed answers: groups with the same L, D_a and the same multiset of
+  per-head data at the same μ give the same element (the value is a function of those
+  alone); anything else is the ExpElement comparison of the expanded polynomials;
+* **images in F_p** come from the heads (:meth:`TokenGroup.image_weights`);
+* the exponent span is the group's (D has every choice's exponent, with positive
+  coefficients).
+
+The polynomials, when asked for (printing, certificates, arithmetic, equality beyond the
+shortcut), are the direct evaluation's: each head as two sparse polynomials, summed as
+num·den_h + num_h·den over den·den_h (an order-independent expansion).  No float is used
+anywhere here.
 """
 
 from __future__ import annotations
 
 from operator import mul
 
-from flint import fmpq, fmpz_mat
+from flint import fmpq
 
-from .expfield import ExpElement, R, check_product
+from .expfield import ExpElement, R, check_product, poly
 
-__all__ = ["TokenGroup", "PackedElement", "GROUP_TERMS", "GROUP_TOKENS", "grouped"]
+__all__ = ["TokenGroup", "PackedElement", "GROUP_TERMS", "GROUP_TOKENS", "grouped",
+           "head_polynomials"]
 
-#: a group is built only for at most GROUP_TOKENS distinct tokens and n^H ≤ GROUP_TERMS
-#: choices (the (t, μ)-terms); larger queries (many distinct tokens, each once) are
-#: evaluated directly.
+#: images in F_p through the heads' weights (polynomials in μ mod p) only for at most
+#: GROUP_TOKENS distinct tokens and n^H ≤ GROUP_TERMS choices; larger answers (many distinct
+#: tokens, each once) take the polynomials' image.
 GROUP_TERMS = 1 << 12
 GROUP_TOKENS = 8
 
@@ -43,113 +52,132 @@ _RED = ExpElement.__dict__["_reduced"]
 
 
 def grouped(n: int, H: int) -> bool:
-    """Whether queries with n distinct tokens on H heads are evaluated through a group."""
+    """Whether answers with n distinct tokens on H heads take their images from the weights."""
     return 1 <= H and n <= GROUP_TOKENS and n ** H <= GROUP_TERMS
 
 
+def head_polynomials(heads, mult, Da: int):
+    """(num, den) of (1/D_a) Σ_h N_h/D_h at multiplicities ``mult`` (P2's softmax average
+    per head, docs/design.md §2): each head's N_h, D_h as sparse polynomials (terms with
+    equal exponents merged), then num·D_h + N_h·den over den·D_h head by head.  TooLarge
+    before FLINT is asked for more than MAX_TERMS terms."""
+    parts = []
+    for ks, vals in heads:
+        hn, hd = {}, {}
+        for k, a, mu in zip(ks, vals, mult):
+            hn[k] = hn.get(k, 0) + mu * a
+            hd[k] = hd.get(k, 0) + mu
+        parts.append((poly({k: fmpq(c, Da) for k, c in hn.items()}), poly(hd)))
+    # the expanded answer has up to Π_h (terms of head h) terms: refuse before FLINT is
+    # asked for more than it can allocate (an abort, not an exception)
+    check_product(*(len(hd) for _, hd in parts),
+                  span=sum(int(hd.degrees()[0]) for _, hd in parts), what="this answer")
+    num, den = poly({}), poly({0: 1})
+    for hnum, hden in parts:
+        num, den = num * hden + hnum * den, den * hden
+    return num, den
+
+
 class TokenGroup:
-    """The answers N(t, μ)/(D_a D(t, μ)) of every query with these distinct tokens, for one
+    """The answers (1/D_a) Σ_h N_h/D_h of every query with these distinct tokens, for one
     model (module docstring).  ``scores[h][i]`` = k_hi (integers, t = e^{1/L}) and
-    ``values[h][i]`` = a_hi (integers over D_a): the direct evaluation's per-head data.
+    ``values[h][i]`` = a_hi (integers over D_a): the direct evaluation's per-head data."""
 
-    The expansion is the product over heads, merged as it goes (Python integers, exact):
-    a term is μ^α t^E with α_i counting the heads that took token i; in D its coefficient
-    is the number of such choices, in N the sum over them of Σ_h a_{h, c_h}."""
-
-    __slots__ = ("n", "H", "L", "Da", "heads", "cells", "_base", "_E", "_CN", "_CD", "_twin")
+    __slots__ = ("n", "H", "L", "Da", "heads", "weighable", "_twin", "_key", "_span", "_ends")
 
     def __init__(self, scores, values, L: int, Da: int):
         n, H = len(scores[0]), len(scores)
-        self.n, self.H, self.L, self.Da, self._twin = n, H, L, Da, None
+        self.n, self.H, self.L, self.Da, self._twin, self._key = n, H, L, Da, None, None
         # the answers have as many terms as the direct evaluation's: the same refusal
         check_product(*(len(set(ks)) for ks in scores),
                       span=sum(max(ks) - min(ks) for ks in scores), what="this answer")
         #: per head (k_hi − min_i k_hi, a_hi): D_h and N_h themselves
         self.heads = tuple((tuple(k - min(ks) for k in ks), tuple(vals))
                            for ks, vals in zip(scores, values))
-        self._base = (H + 1) ** n
-        #: {E·base + code of α: (coefficient in D, coefficient in N)} — N and D exactly
-        self.cells = _expand(self.heads, H + 1, self._base)
-        self._E = None
+        self._span = sum(max(ks) for ks, _ in self.heads)
+        #: whether images take the weights (:meth:`image_weights`; at most GROUP_TOKENS
+        #: distinct tokens and n^H ≤ GROUP_TERMS), not the polynomials
+        self.weighable = grouped(n, H)
+        #: per head, the tokens at the lowest (k = 0) and at the highest exponent
+        self._ends = self._end_tokens()
 
-    @property
-    def E(self):
-        """The t-exponents of D (sorted): the columns of C_N and C_D."""
-        if self._E is None:
-            self._matrices()
-        return self._E
-
-    def _matrices(self):
-        """C_N and C_D as python-flint matrices (μ-monomials × E), built on first use."""
-        base = self._base
-        self._E = E = sorted({key // base for key in self.cells})
-        col = {e: j for j, e in enumerate(E)}
-        row = _compositions(self.n, self.H)[1]
-        CD, CN = fmpz_mat(len(row), len(E)), fmpz_mat(len(row), len(E))
-        # entry by entry: far cheaper than python-flint's list constructor (few are nonzero)
-        for key, (cd, cn) in self.cells.items():
-            e, code = divmod(key, base)
-            i, j = row[code], col[e]
-            CD[i, j] = cd
-            if cn:
-                CN[i, j] = cn
-        self._CD, self._CN = CD, CN
+    def _end_tokens(self):
+        low = tuple(tuple(i for i, k in enumerate(ks) if k == 0) for ks, _ in self.heads)
+        high = tuple(tuple(i for i, k in enumerate(ks) if k == top)
+                     for ks, _ in self.heads for top in [max(ks)])
+        return low, high
 
     def span(self) -> int:
         """The exponent span of every member: D has every choice's exponent (its
         coefficients are positive), from 0 to Σ_h max_i k_hi, and N's lie among them."""
-        return sum(max(ks) for ks, _ in self.heads)
+        return self._span
+
+    def nonzero(self, mult) -> bool:
+        """True when N(t, μ) ≠ 0 is shown by its lowest or its highest t-coefficient:
+        Σ_h A_h Π_{g≠h} B_g with B_h = Σ μ_i and A_h = Σ a_hi μ_i over head h's tokens at
+        that end (every other term of N has a larger, resp. smaller, exponent).  False
+        means undecided, not zero."""
+        for ends in self._ends:
+            num, den = 0, 1
+            for idx, (_, vals) in zip(ends, self.heads):
+                B = A = 0
+                for i in idx:
+                    B += mult[i]
+                    A += vals[i] * mult[i]
+                num, den = num * B + A * den, den * B
+            if num:
+                return True
+        return False
+
+    def polynomials(self, mult):
+        """(num, den) of the member at ``mult``, expanded (:func:`head_polynomials`)."""
+        return head_polynomials(self.heads, mult, self.Da)
 
     def image_weights(self, powers, P: int):
         """(w_N, w_D): N and D at t = τ as polynomials in μ mod P, one weight per
-        μ-monomial α (the rows of C_N, C_D), from ``powers[h][i]`` = τ^(k_hi) mod P:
-        D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g expanded in μ alone (:func:`_product`, as
-        :func:`_expand` but at t = τ — a ring homomorphism, so the value of the expanded
-        polynomials).  A
+        μ-monomial α (sorted compositions of H), from ``powers[h][i]`` = τ^(k_hi) mod P:
+        D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g expanded in μ alone (:func:`_product` at
+        t = τ — a ring homomorphism, so the value of the expanded polynomials).  A
         member's image is then one short dot product with V(μ) (:meth:`image`)."""
         if self.n == 2:                      # a copy-count family's group: [z1 × m, z2]
             return _binary_weights(self.heads, powers, P)
         radix = self.H + 1
         state = _product([[(radix ** i, p, a * p) for i, (a, p) in enumerate(zip(vals, pw))]
                           for (_, vals), pw in zip(self.heads, powers)], P)
-        codes = _compositions(self.n, self.H)[0]
+        codes = _compositions(self.n, self.H)
         return ([state.get(c, (0, 0))[1] for c in codes], [state.get(c, (0, 0))[0] for c in codes])
 
     def image(self, weights, mult, P: int):
         """(N(τ, μ) mod P, D(τ, μ) mod P) from :meth:`image_weights`."""
-        V = _monomial_row(self.n, self.H, tuple(mult))[0]
+        V = _monomial_row(self.n, self.H, mult)
         wN, wD = weights
         return sum(map(mul, V, wN)) % P, sum(map(mul, V, wD)) % P
 
     def member(self, mult) -> ExpElement:
         """The answer at multiplicities ``mult`` (each ≥ 1): a :class:`PackedElement`, or the
-        exact zero (as the direct evaluation gives it) when N(t, μ) vanishes."""
-        if self._E is None:
-            self._matrices()
-        V = _monomial_row(self.n, self.H, tuple(mult))[1]
-        rowN = V * self._CN
-        if rowN.is_zero():
+        exact zero (as the direct evaluation gives it) when N(t, μ) vanishes — decided by
+        :meth:`nonzero`, else by the expanded numerator."""
+        mult = tuple(mult)
+        if not self.nonzero(mult) and self.polynomials(mult)[0].is_zero():
             return ExpElement(R.from_dict({}), None, 1)
-        return PackedElement._make(self, tuple(mult), rowN, V * self._CD)
+        return PackedElement._make(self, mult)
 
     def same_as(self, other) -> bool:
-        """Equal polynomials N, D and equal L, D_a: then equal multiplicities give equal
-        answers (the rows are equal)."""
+        """Equal L, D_a and the same multiset of per-head data (k_h·, a_h·): then equal
+        multiplicities give equal answers (each is a function of those alone).  False
+        means "not shown": the caller compares the elements."""
         if self is other or self._twin is other:
             return True
-        same = (self.n == other.n and self.H == other.H and self.L == other.L
-                and self.Da == other.Da and self.cells == other.cells)
+        same = (self.n == other.n and self.L == other.L and self.Da == other.Da
+                and self.sorted_heads() == other.sorted_heads())
         if same:
             self._twin = other
         return same
 
-
-def _expand(heads, radix: int, base: int):
-    """{E·base + code of α: (coefficient in D, coefficient in N)}: the product of the heads'
-    factors D_h = Σ_i μ_i t^{k_hi} (:func:`_product`; the code of α is Σ_i α_i · radix^i <
-    base, so one integer key E·base + code stands for the term μ^α t^E)."""
-    return _product([[(k * base + radix ** i, 1, a) for i, (k, a) in enumerate(zip(ks, vals))]
-                     for ks, vals in heads])
+    def sorted_heads(self):
+        if self._key is None:
+            self._key = tuple(sorted(self.heads))
+        return self._key
 
 
 def _product(factors, modulus=None):
@@ -209,31 +237,28 @@ _MONOMIALS = {}
 
 
 def _compositions(n: int, H: int):
-    """(the compositions α of H into n parts as sorted codes Σ α_i (H+1)^i, code → row)."""
-    hit = _COMPOSITIONS.get((n, H))
-    if hit is None:
-        codes = sorted(sum(a * (H + 1) ** i for i, a in enumerate(alpha))
-                       for alpha in _parts(n, H))
-        hit = (codes, {c: r for r, c in enumerate(codes)})
-        _COMPOSITIONS[(n, H)] = hit
-    return hit
+    """The compositions α of H into n parts as sorted codes Σ α_i (H+1)^i (the order of the
+    weights), cached."""
+    codes = _COMPOSITIONS.get((n, H))
+    if codes is None:
+        codes = _COMPOSITIONS[(n, H)] = sorted(sum(a * (H + 1) ** i for i, a in enumerate(alpha))
+                                               for alpha in _parts(n, H))
+    return codes
 
 
 def _monomial_row(n: int, H: int, mult):
-    """(μ^α) over the sorted compositions α (the rows of C_N and C_D), as Python integers
-    and as a 1-row fmpz_mat, cached."""
+    """(μ^α) over the sorted compositions α (the weights' order), cached."""
     key = (n, H, mult)
     V = _MONOMIALS.get(key)
     if V is None:
-        vals = []
-        for code in _compositions(n, H)[0]:
+        V = []
+        for code in _compositions(n, H):
             v = 1
             for m in mult:
                 code, a = divmod(code, H + 1)
                 if a:
                     v *= m ** a
-            vals.append(v)
-        V = (vals, fmpz_mat(1, len(vals), vals))
+            V.append(v)
         if len(_MONOMIALS) > 1 << 16:
             _MONOMIALS.clear()
         _MONOMIALS[key] = V
@@ -254,15 +279,16 @@ def _lazy(slot):
 
 
 class PackedElement(ExpElement):
-    """An ExpElement N(t, μ)/(D_a D(t, μ)) of a :class:`TokenGroup`, kept as its two integer
-    coefficient rows until its python-flint polynomials are asked for (module docstring)."""
+    """An ExpElement (1/D_a) Σ_h N_h/D_h of a :class:`TokenGroup` at multiplicities μ, kept as
+    the group and μ until its python-flint polynomials are asked for (module docstring).
+    A packed element is never zero (:meth:`TokenGroup.member`)."""
 
-    __slots__ = ("_group", "_mult", "_rowN", "_rowD")
+    __slots__ = ("_group", "_mult")
 
     @classmethod
-    def _make(cls, group, mult, rowN, rowD):
+    def _make(cls, group, mult):
         e = cls.__new__(cls)
-        e._group, e._mult, e._rowN, e._rowD = group, mult, rowN, rowD
+        e._group, e._mult = group, mult
         _L.__set__(e, group.L)
         _RED.__set__(e, False)
         return e
@@ -272,9 +298,7 @@ class PackedElement(ExpElement):
         g = self._group
         if g is None:
             return
-        Da = g.Da
-        num = R.from_dict({(e,): fmpq(c, Da) for e, c in zip(g.E, self._rowN.entries()) if c})
-        den = R.from_dict({(e,): c for e, c in zip(g.E, self._rowD.entries())})
+        num, den = g.polynomials(self._mult)
         _NUM.__set__(self, num)
         _DEN.__set__(self, den)
         self._group = None
@@ -284,9 +308,9 @@ class PackedElement(ExpElement):
 
     @property
     def packed(self):
-        """(group, μ, N-row, D-row) while the element is unbuilt, else None."""
+        """(group, μ) while the element is unbuilt, else None."""
         g = self._group
-        return None if g is None else (g, self._mult, self._rowN, self._rowD)
+        return None if g is None else (g, self._mult)
 
     # ------------------------------------------------------------------ cheap queries
     def exponent_span(self) -> int:
@@ -295,12 +319,14 @@ class PackedElement(ExpElement):
             return super().exponent_span()
         return g.span()
 
+    def is_zero(self) -> bool:
+        return False if self._group is not None else super().is_zero()
+
     def __eq__(self, other):
         if type(other) is PackedElement and self._group is not None \
-                and other._group is not None and self._group.same_as(other._group) \
-                and self._rowN == other._rowN and self._rowD == other._rowD:
+                and other._group is not None and self._mult == other._mult \
+                and self._group.same_as(other._group):
             return True
         return super().__eq__(other)
 
     __hash__ = ExpElement.__hash__
-

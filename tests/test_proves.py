@@ -64,3 +64,13 @@ def test_a_generic_draw_has_no_violations_and_a_planted_collision_is_named():
     assert draw_violations(heads, Schedule([[3]], [[5]], 2)) == []
     same = [([[Fraction(1)]], [Fraction(1)]), ([[Fraction(1)]], [Fraction(2)])]
     assert any("collide" in v for v in draw_violations(same, Schedule([[3]], [[5]], 2)))
+
+
+def test_a_singular_basis_is_named():
+    """det U = 0 and det X = 0 are read exactly (a planted check that never fires, or reads
+    the other basis, fails here)."""
+    heads = [([[Fraction(1), Fraction(0)], [Fraction(0), Fraction(2)]], [Fraction(1), Fraction(1)])]
+    got = draw_violations(heads, Schedule([[1, 2], [2, 4]], [[1, 0], [0, 1]], 1))
+    assert "det U = 0" in got and "det X = 0" not in got
+    got = draw_violations(heads, Schedule([[1, 0], [0, 1]], [[3, 1], [6, 2]], 1))
+    assert "det X = 0" in got and "det U = 0" not in got

@@ -32,16 +32,17 @@ def _frac(q: fmpq) -> Fraction:
 
 
 def _cached_per_heads(cache: dict, limit: int, heads, extra, build):
-    """``build()``, cached per tuple of prepared heads (and ``extra``): the cache keeps the
-    heads alive, so their ids are not reused; it is emptied beyond ``limit`` entries."""
-    key = (tuple(id(W) for W, _ in heads), extra)
+    """``build()``, cached per list of prepared heads (a model's, kept per backend) and
+    ``extra``: the cache keeps the list alive, so its id is not reused; it is emptied beyond
+    ``limit`` entries."""
+    key = (id(heads), extra)
     hit = cache.get(key)
-    if hit is not None and all(a is W for a, (W, _) in zip(hit[0], heads)):
+    if hit is not None and hit[0] is heads:
         return hit[1]
     value = build()
     if len(cache) > limit:
         cache.clear()
-    cache[key] = ([W for W, _ in heads], value)
+    cache[key] = (heads, value)
     return value
 
 

@@ -34,6 +34,7 @@ from operator import mul
 
 from flint import fmpq
 
+from . import expfield
 from .expfield import ExpElement, R, check_product, poly
 
 __all__ = ["TokenGroup", "PackedElement", "GROUP_TERMS", "GROUP_TOKENS", "grouped",
@@ -88,24 +89,21 @@ class TokenGroup:
     def __init__(self, scores, values, L: int, Da: int):
         n, H = len(scores[0]), len(scores)
         self.n, self.H, self.L, self.Da, self._twin, self._key = n, H, L, Da, None, None
+        lows = [min(ks) for ks in scores]
+        highs = [max(ks) for ks in scores]
         # the answers have as many terms as the direct evaluation's: the same refusal
-        check_product(*(len(set(ks)) for ks in scores),
-                      span=sum(max(ks) - min(ks) for ks in scores), what="this answer")
+        # (at most n^H terms: only then can the bound be exceeded)
+        if n ** H > expfield.MAX_TERMS:
+            check_product(*(len(set(ks)) for ks in scores),
+                          span=sum(h - lo for h, lo in zip(highs, lows)), what="this answer")
         #: per head (k_hi − min_i k_hi, a_hi): D_h and N_h themselves
-        self.heads = tuple((tuple(k - min(ks) for k in ks), tuple(vals))
-                           for ks, vals in zip(scores, values))
-        self._span = sum(max(ks) for ks, _ in self.heads)
+        self.heads = tuple((tuple(k - lo for k in ks) if lo else tuple(ks), tuple(vals))
+                           for ks, vals, lo in zip(scores, values, lows))
+        self._span = sum(highs) - sum(lows)
         #: whether images take the weights (:meth:`image_weights`; at most GROUP_TOKENS
         #: distinct tokens and n^H ≤ GROUP_TERMS), not the polynomials
         self.weighable = grouped(n, H)
-        #: per head, the tokens at the lowest (k = 0) and at the highest exponent
-        self._ends = self._end_tokens()
-
-    def _end_tokens(self):
-        low = tuple(tuple(i for i, k in enumerate(ks) if k == 0) for ks, _ in self.heads)
-        high = tuple(tuple(i for i, k in enumerate(ks) if k == top)
-                     for ks, _ in self.heads for top in [max(ks)])
-        return low, high
+        self._ends = None
 
     def span(self) -> int:
         """The exponent span of every member: D has every choice's exponent (its
@@ -117,6 +115,8 @@ class TokenGroup:
         Σ_h A_h Π_{g≠h} B_g with B_h = Σ μ_i and A_h = Σ a_hi μ_i over head h's tokens at
         that end (every other term of N has a larger, resp. smaller, exponent).  False
         means undecided, not zero."""
+        if self._ends is None:
+            self._ends = _end_tokens(self.heads)
         for ends in self._ends:
             num, den = 0, 1
             for idx, (_, vals) in zip(ends, self.heads):
@@ -178,6 +178,16 @@ class TokenGroup:
         if self._key is None:
             self._key = tuple(sorted(self.heads))
         return self._key
+
+
+def _end_tokens(heads):
+    """(per head, the tokens at the lowest exponent 0; per head, those at the highest)."""
+    low, high = [], []
+    for ks, _ in heads:
+        top = max(ks)
+        low.append([i for i, k in enumerate(ks) if k == 0])
+        high.append([i for i, k in enumerate(ks) if k == top])
+    return low, high
 
 
 def _product(factors, modulus=None):
@@ -281,50 +291,50 @@ def _lazy(slot):
 class PackedElement(ExpElement):
     """An ExpElement (1/D_a) Σ_h N_h/D_h of a :class:`TokenGroup` at multiplicities μ, kept as
     the group and μ until its python-flint polynomials are asked for (module docstring).
-    A packed element is never zero (:meth:`TokenGroup.member`)."""
+    A packed element is never zero (:meth:`TokenGroup.member`).  Built, it keeps its group:
+    every ExpElement operation that changes num, den or L preserves the value, and the
+    shortcuts apply while L is still the group's."""
 
-    __slots__ = ("_group", "_mult")
+    __slots__ = ("_group", "_mult", "_built")
 
     @classmethod
     def _make(cls, group, mult):
         e = cls.__new__(cls)
-        e._group, e._mult = group, mult
+        e._group, e._mult, e._built = group, mult, False
         _L.__set__(e, group.L)
         _RED.__set__(e, False)
         return e
 
     # ------------------------------------------------------------------ lazy polynomials
     def _build(self):
-        g = self._group
-        if g is None:
+        if self._built:
             return
-        num, den = g.polynomials(self._mult)
+        num, den = self._group.polynomials(self._mult)
         _NUM.__set__(self, num)
         _DEN.__set__(self, den)
-        self._group = None
+        self._built = True
 
     num = _lazy(_NUM)
     den = _lazy(_DEN)
 
     @property
     def packed(self):
-        """(group, μ) while the element is unbuilt, else None."""
+        """(group, μ) while the element is over its group's L, else None."""
         g = self._group
-        return None if g is None else (g, self._mult)
+        return (g, self._mult) if _L.__get__(self) == g.L else None
 
     # ------------------------------------------------------------------ cheap queries
     def exponent_span(self) -> int:
-        g = self._group
-        if g is None:
+        if self._built:
             return super().exponent_span()
-        return g.span()
+        return self._group.span()
 
     def is_zero(self) -> bool:
-        return False if self._group is not None else super().is_zero()
+        return False
 
     def __eq__(self, other):
-        if type(other) is PackedElement and self._group is not None \
-                and other._group is not None and self._mult == other._mult \
+        if type(other) is PackedElement and self._mult == other._mult \
+                and self.packed is not None and other.packed is not None \
                 and self._group.same_as(other._group):
             return True
         return super().__eq__(other)

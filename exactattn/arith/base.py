@@ -92,17 +92,16 @@ class Backend(ABC):
     def distinct_tokens(tokens):
         """(distinct tokens with the final token last, multiplicities): repeated tokens share
         one softmax score, so a copy-count query [(x+u) × m, x] costs two rows."""
-        rows, mult = {}, []
+        counts = {}
+        get = counts.get
+        prev = key = None
         for tok in tokens:
-            key = tuple(tok)
-            if key in rows:
-                mult[rows[key]] += 1
-            else:
-                rows[key] = len(mult)
-                mult.append(1)
+            if tok is not prev:                 # a repeated token object: the same key
+                prev, key = tok, tuple(tok)
+            counts[key] = get(key, 0) + 1
         last = tuple(tokens[-1])
-        order = [k for k in rows if k != last] + [last]
-        return order, [mult[rows[k]] for k in order]
+        n_last = counts.pop(last)
+        return [*counts, last], [*counts.values(), n_last]
 
     def softmax_mean(self, scores, values):
         """Σ_i e^{s_i} a_i / Σ_i e^{s_i} as a field element (the attention average)."""

@@ -81,9 +81,7 @@ def _products(X, heads):
 def _per_head(S, A, n, H, D, Dx, Dv):
     """(scores per head, values per head, L, D_a) from :func:`_products`: k_hi = L·s_hi
     (integers, L = D / gcd(D, S)) and a_hi = D_a·v_h·x_i (integers, D_a = D_x D_v)."""
-    g = D
-    for q in S:
-        g = gcd(g, q)
+    g = gcd(D, *S)
     scores = [[q // g for q in S[h * n:(h + 1) * n]] for h in range(H)]
     values = [[int(a) for a in A[h::H]] for h in range(H)]
     return scores, values, D // g, Dx * Dv
@@ -157,20 +155,20 @@ class ExactBackend(Backend):
 
     def prepare_clean(self, tokens):
         order, mult = self.distinct_tokens(tokens)
-        return Prepared(tuple(map(tuple, order)), tuple(mult))
+        return Prepared(tuple(order), tuple(mult))
 
     def tokens(self, tokens):
-        """Token entries as exact rationals: Python ints stay ints (fast to hash and to
-        load into flint), everything else becomes a Fraction; errors name the entry.
-        Repeated tokens (the copy-count queries) are converted once."""
+        """Token entries as exact rationals, each token a tuple: Python ints stay ints (fast
+        to hash and to load into flint), everything else becomes a Fraction; errors name the
+        entry.  Repeated tokens (the copy-count queries) are converted once and shared."""
         out, seen = [], {}
         for n, tok in enumerate(tokens):
             key = tuple(tok)
             row = seen.get(key)
             if row is None:
-                row = [x if type(x) is int else self._entry(x, n, i) for i, x in enumerate(key)]
-                seen[key] = row
-            out.append(list(row))
+                row = seen[key] = tuple([x if type(x) is int else self._entry(x, n, i)
+                                         for i, x in enumerate(key)])
+            out.append(row)
         return out
 
     def _entry(self, x, n, i):

@@ -97,8 +97,8 @@ class TokenGroup:
             check_product(*(len(set(ks)) for ks in scores),
                           span=sum(h - lo for h, lo in zip(highs, lows)), what="this answer")
         #: per head (k_hi − min_i k_hi, a_hi): D_h and N_h themselves
-        self.heads = tuple((tuple(k - lo for k in ks) if lo else tuple(ks), tuple(vals))
-                           for ks, vals, lo in zip(scores, values, lows))
+        self.heads = tuple([(tuple([k - lo for k in ks]) if lo else tuple(ks), tuple(vals))
+                            for ks, vals, lo in zip(scores, values, lows)])
         self._span = sum(highs) - sum(lows)
         #: whether images take the weights (:meth:`image_weights`; at most GROUP_TOKENS
         #: distinct tokens and n^H ≤ GROUP_TERMS), not the polynomials

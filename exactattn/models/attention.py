@@ -77,7 +77,12 @@ def clean_query(tokens, be: Backend, dim: int, rows: dict):
     the row of ints and Fractions (other entries take the full path every time, as do
     malformed queries, whose QueryError names the token and entry as usual)."""
     out = []
+    prev = row = None
     for t in tokens:
+        if t is prev and row is not None:        # a repeated token object (copy counts)
+            out.append(row)
+            continue
+        prev = t
         key = t if type(t) is tuple else tuple(t) if type(t) is list else None
         row = None if key is None else rows.get(key)
         if row is None:

@@ -60,15 +60,17 @@ def test_the_image_of_a_packed_answer_is_the_polynomials(seed, lift):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10 ** 6), st.sampled_from([1, 3]))
 def test_a_family_of_images_at_once_is_each_image(seed, lift):
-    """ModularImage.images (one inversion for the family's denominators; two distinct tokens
-    take the dense weights of multiplicities._binary_weights) gives image() of every
-    answer: a copy-count family [(x+u) × m, x], answers of other groups and a plain
-    ExpElement mixed in."""
+    """ModularImage.images (two distinct tokens: N/D_a and D as polynomials in r = μ₁/μ₂,
+    evaluated at once; other groups: their weights, one inversion for the denominators) gives
+    image() of every answer, which takes the weights one answer at a time: a copy-count
+    family [(x+u) × m, x], a two-token answer with μ₂ ≠ 1, answers of other groups and a
+    plain ExpElement mixed in."""
     rng = random.Random(seed)
     d, H = rng.randint(1, 3), rng.randint(1, 6)
     model = ea.random_multi_head(d, H, seed=seed)
     x, u, w = ([rng.randint(-5, 5) for _ in range(d)] for _ in range(3))
-    family = [[u] * m + [x] for m in range(1, 2 * H + 1)] + [[u, w, u, x], [w, x]]
+    family = [[u] * m + [x] for m in range(1, 2 * H + 1)] + \
+        [[u, w, u, x], [w, x], [x, u, x, u, x]]     # the last: μ = (2, 3), r = μ₁/μ₂
     answers = model.evaluate_many(family, "exact") + [BE.element(Fraction(3, 7))]
     L = 1
     for a in answers:

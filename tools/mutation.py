@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_multiplicities.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -249,6 +249,13 @@ MUTANTS = [
     ("M72", "evaluator: the zero test adds the heads' end values without their weights",
      [("exactattn/arith/multiplicities.py", "num, den = num * B + A * den, den * B",
        "num, den = num + A, den")]),
+    ("M73", "interpolation: samples past the square system not checked",
+     [("exactattn/learners/p2/interpolation.py", "used = 2 * fit.n + 1 if field.exact else 0",
+       "used = len(ms)")]),
+    ("M74", "images: a two-token answer read at μ₁ alone (μ₂ ignored)",
+     [("exactattn/arith/modular.py", "m1 if m2 == 1 else m1 * pow(m2, -1, P) % P", "m1")]),
+    ("M75", "images: the family polynomial N drops the final token's values",
+     [("exactattn/arith/modular.py", "make([a2 * p2 % P, a1 * p1 % P])", "make([0, a1 * p1 % P])")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -1,10 +1,13 @@
 """Exact backend: scalars in Q, oracle outputs in Q(e^{1/L}) ≅ Q(t) (docs/design.md §2).
 
-Model evaluation uses python-flint matrices for the scores and builds each head's softmax
-average directly as a ratio of sparse polynomials in t: with integer exponents k_i = L·s_i,
-f_h = Σ_i a_i t^{k_i} / Σ_i t^{k_i}.  The heads are summed over one common L without a
-gcd (a gcd of large sparse polynomials can cost seconds); equality in Q(t) is by cross-multiplication (or numerators over equal denominators), so the unreduced form
-is exact.
+Model evaluation takes the scores and values of a query's distinct tokens from python-flint
+integer matrix products (one per query shape, cached per model and tokens as a
+:class:`~.multiplicities.TokenGroup`) and answers with the group at the query's
+multiplicities, a :class:`~.multiplicities.PackedElement`: each head's softmax average
+f_h = Σ_i μ_i a_i t^{k_i} / Σ_i μ_i t^{k_i} (k_i = L·s_i) is expanded into sparse polynomials
+only when they are asked for, summed over one common L without a gcd (a gcd of large sparse
+polynomials can cost seconds).  Equality in Q(t) is by cross-multiplication (or numerators
+over equal denominators), so the unreduced form is exact.
 """
 
 from __future__ import annotations

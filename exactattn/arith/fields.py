@@ -99,6 +99,14 @@ class PrimeField:
             return None
         return [x[i, 0] for i in range(n)]
 
+    def values(self, coeffs, points):
+        """[Σ coeffs[i] m^i for m in points] in F_p: one multipoint evaluation in
+        python-flint (``fmpz_mod_poly``)."""
+        if not points:
+            return []
+        return self.poly_ctx(list(coeffs)).multipoint_evaluate(
+            [m if type(m) is int else int(m) for m in points])
+
     def roots(self, coeffs):
         """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field).
         Word-size primes use ``nmod_poly`` (about 3× faster than ``fmpz_mod_poly``)."""

@@ -259,19 +259,44 @@ class ModularImage:
         ctx = self.field.ctx
         return ctx(num) / ctx(den)
 
+    def _binary_polynomials(self, group, scale: int):
+        """N/D_a and D of a two-token group at t ↦ τ^scale as polynomials in r = μ₁/μ₂ over
+        F_p (python-flint ``fmpz_mod_poly``), once per group: D(r) = Π_h (τ^{k_h1} r + τ^{k_h2})
+        and N(r) = Σ_h (a_h1 τ^{k_h1} r + a_h2 τ^{k_h2}) Π_{g≠h} (τ^{k_g1} r + τ^{k_g2}),
+        built head by head as N ← N·D_h + D·N_h, D ← D·D_h.  N(μ₁, μ₂) and D(μ₁, μ₂) are
+        μ₂^H times these at r, so their ratio is the answer's image."""
+        key = (id(group), scale, 2)
+        cached = self._groups.get(key)
+        if cached is None or cached[0] is not group:
+            P, make = self.field.p, self.field.poly_ctx
+            N, D = make([0]), make([1])
+            for (ks, (a1, a2)) in group.heads:
+                p1, p2 = self.power(scale * ks[0]), self.power(scale * ks[1])
+                Dh = make([p2, p1])
+                N, D = N * Dh + D * make([a2 * p2 % P, a1 * p1 % P]), D * Dh
+            cached = (group, (N * pow(group.Da, -1, P), D))
+            if len(self._groups) > 4096:
+                self._groups.clear()
+            self._groups[key] = cached
+        return cached[1]
+
     def images(self, elems):
-        """``[self.image(e) for e in elems]``, the packed answers' denominators inverted
-        together (one modular inversion for all of them, Montgomery's trick) and each
-        group's weights looked up once: what a copy-count family's 2H₀ answers cost at
-        once."""
+        """``[self.image(e) for e in elems]``, a copy-count family at once: the answers of a
+        two-token group (the family's) through :meth:`_binary_polynomials`, evaluated at
+        every r = μ₁/μ₂ in one multipoint evaluation in C; other packed answers through the
+        group's weights (looked up once per group) with their denominators inverted together
+        (one modular inversion, Montgomery's trick); anything else as :meth:`image`."""
         P = self.field.p
-        out, nums, dens, where = [None] * len(elems), [], [], []
+        out, nums, dens, where, pairs = [None] * len(elems), [], [], [], []
         last = weights = None
         for i, e in enumerate(elems):
             packed = getattr(e, "packed", None)
             if packed is None or not packed[0].weighable or packed[0].Da % P == 0 \
                     or self.L % e.L:
                 out[i] = self.image(e)          # as image() does it, or its error
+                continue
+            if packed[0].n == 2:
+                pairs.append((i, packed, self.L // e.L))
                 continue
             key = (packed[0], e.L)
             if key != last:
@@ -283,7 +308,29 @@ class ModularImage:
         ctx = self.field.ctx
         for i, num, inv in zip(where, nums, _inverses(dens, P)):
             out[i] = ctx(num * inv % P)
+        self._pair_images(pairs, out)
         return out
+
+    def _pair_images(self, pairs, out):
+        """The images of two-token answers [(index, (group, μ), scale)], a run of one group
+        at a time: N/D_a and D evaluated at every r = μ₁ μ₂⁻¹ at once."""
+        P = self.field.p
+        start = 0
+        while start < len(pairs):
+            group, scale = pairs[start][1][0], pairs[start][2]
+            stop = start
+            while stop < len(pairs) and pairs[stop][1][0] is group and pairs[stop][2] == scale:
+                stop += 1
+            run = pairs[start:stop]
+            N, D = self._binary_polynomials(group, scale)
+            points = [m1 if m2 == 1 else m1 * pow(m2, -1, P) % P for _, (_, (m1, m2)), _ in run]
+            for (i, _, _), n, d in zip(run, N.multipoint_evaluate(points),
+                                       D.multipoint_evaluate(points)):
+                if d == 0:
+                    raise BadReduction(f"an answer's denominator vanishes modulo the "
+                                       f"{P.bit_length()}-bit prime")
+                out[i] = n / d
+            start = stop
 
     def dlog(self, z, window: int):
         """k with τ^k = z and |k| ≤ window, or None (docs/design.md §2: bounded discrete log;

@@ -203,7 +203,7 @@ class MultiHeadAttention:
         return be.attention(be.prepare_clean(tokens), self._heads_on(be))
 
     def evaluate_many(self, queries, backend="exact", dps=None):
-        """[F(X) for X in queries] (docs/design.md §2, batched evaluation): each distinct token
+        """[F(X) for X in queries] (docs/design.md §2.1, batched evaluation): each distinct token
         row is validated and converted once, and on the exact backend the queries with the
         same distinct tokens share one group (:mod:`exactattn.arith.multiplicities`)."""
         be = get_backend(backend, dps)

@@ -223,7 +223,7 @@ class Oracle:
         errors (a failing query raises, the ones before it stay counted), batched: for
         exactattn's own models with a decided backend, no noise and no timeout, each distinct
         token row is validated and converted once, and the model evaluates the batch without
-        re-checking it (docs/design.md §2, batched evaluation).  A subclass that overrides
+        re-checking it (docs/design.md §2.1, batched evaluation).  A subclass that overrides
         ``__call__`` is asked query by query, through its ``__call__`` (unless that method
         is marked ``batch_safe = True``: it adds nothing a batch may skip)."""
         target = self._target

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ...errors import NotAttention
 
 __all__ = ["RationalFit", "fit_rational", "poles_and_residues", "solve_family",
-           "solve_linear", "poly_eval"]
+           "solve_linear", "poly_eval", "poly_values"]
 
 
 def poly_eval(coeffs, m, field):
@@ -33,6 +33,15 @@ def poly_eval(coeffs, m, field):
     for c in reversed(coeffs):
         acc = acc * m + c
     return acc
+
+
+def poly_values(coeffs, points, field):
+    """[Σ coeffs[i] m^i for m in points]: the field's own multipoint evaluation when it has
+    one (F_p: ``PrimeField.values``, in python-flint), else Horner at each point."""
+    own = getattr(field, "values", None)
+    if own is not None:
+        return own(coeffs, points)
+    return [poly_eval(coeffs, m, field) for m in points]
 
 
 def solve_linear(field, A, b):
@@ -79,7 +88,8 @@ def _try_degree(field, ms, ys, n):
         powers = [field.one]
         for _ in range(n):
             powers.append(powers[-1] * m)
-        rows.append(powers + [-(y * pw) for pw in powers[1:]])
+        minus_y = -y
+        rows.append(powers + [minus_y * pw for pw in powers[1:]])
         rhs.append(y)
     sol = solve_linear(field, rows, rhs)
     if sol is None:
@@ -88,13 +98,15 @@ def _try_degree(field, ms, ys, n):
 
 
 def _fits_all(field, fit, ms, ys) -> bool:
-    for m, y in zip(ms, ys):
-        q = poly_eval(fit.Q, m, field)
-        if field.is_zero(q):
-            return False
-        if not field.is_zero(poly_eval(fit.P, m, field) - y * q):
-            return False
-    return True
+    """Q(m_i) ≠ 0 and P(m_i) = y_i Q(m_i) at every sample.  On an exact field the first
+    2n+1 samples satisfy the equation by construction (the solved square system is those
+    equations), so only Q is evaluated there."""
+    used = 2 * fit.n + 1 if field.exact else 0
+    qs = poly_values(fit.Q, ms, field)
+    if any(field.is_zero(q) for q in qs):
+        return False
+    ps = poly_values(fit.P, ms[used:], field)
+    return all(field.is_zero(p - y * q) for p, y, q in zip(ps, ys[used:], qs[used:]))
 
 
 def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> RationalFit:
@@ -135,10 +147,11 @@ def poles_and_residues(field, fit: RationalFit):
             f"the interpolated denominator of degree {n} does not split into {n} distinct "
             f"factors 1 + m·z_h: not attention", degree=n, roots_found=len(roots))
     dQ = [c * field.from_int(i) for i, c in enumerate(fit.Q)][1:]
+    rs = [r for r, _ in roots]
     heads = []
-    for r, _ in roots:
+    for r, Pr, dQr in zip(rs, poly_values(fit.P, rs, field), poly_values(dQ, rs, field)):
         z = -(field.one / r)
-        c = z * poly_eval(fit.P, r, field) / poly_eval(dQ, r, field)
+        c = z * Pr / dQr
         if field.is_zero(c):
             raise NotAttention("a pole with zero residue in a reduced interpolant", pole=str(z))
         heads.append((z, c))

@@ -1,0 +1,87 @@
+"""The copy-count interpolation in F_p (exactattn/learners/p2/interpolation.py, P2 §4;
+docs/design.md §4.3): the fit reproduces every sample, a lower type is found when it exists,
+poles and residues are read back exactly, and F_p's multipoint evaluation is Horner's."""
+
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from exactattn.arith.fields import PrimeField
+from exactattn.errors import NotAttention
+from exactattn.learners.p2.interpolation import (fit_rational, poly_eval, poly_values,
+                                                 solve_family)
+
+F = PrimeField((1 << 61) - 1)          # a Mersenne prime
+
+
+def _horner(coeffs, m):
+    acc = F.zero
+    for c in reversed(coeffs):
+        acc = acc * m + c
+    return acc
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, F.p - 1), min_size=1, max_size=9),
+       st.lists(st.integers(0, F.p - 1), max_size=12))
+def test_multipoint_evaluation_is_horner(coeffs, points):
+    cs = [F.ctx(c) for c in coeffs]
+    pts = [F.ctx(m) for m in points]
+    assert F.values(cs, pts) == [_horner(cs, m) for m in pts]
+    assert poly_values(cs, pts, F) == [poly_eval(cs, m, F) for m in pts]
+
+
+def _samples(rng, n, count):
+    """G(m) = K + Σ c_h/(1 + m z_h) at m = 0 … count − 1, with n distinct poles z_h and
+    nonzero residues (redrawn while a denominator vanishes)."""
+    while True:
+        K = F.ctx(rng.randrange(F.p))
+        heads = {}
+        while len(heads) < n:
+            heads[rng.randrange(1, F.p)] = rng.randrange(1, F.p)
+        zs = [(F.ctx(z), F.ctx(c)) for z, c in heads.items()]
+        dens = [[1 + m * z for z, _ in zs] for m in range(count)]
+        if all(not d.is_zero() for row in dens for d in row):
+            return K, zs, [K + sum((c / d for (_, c), d in zip(zs, row)), F.zero)
+                           for row in dens]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(0, 4), st.integers(0, 2))
+def test_poles_and_residues_are_read_back_exactly(seed, n, extra):
+    """From 2H₀ + 1 samples of a function of type n ≤ H₀ = n + extra: the same K, poles and
+    residues (the type is the lowest that fits every sample)."""
+    K, heads, ys = _samples(random.Random(seed), n, 2 * (n + extra) + 1)
+    got_K, got = solve_family(F, ys, n + extra)
+    assert got_K == K and sorted(map(tuple, got), key=str) == sorted(heads, key=str)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(1, 4))
+def test_the_fit_reproduces_every_sample(seed, H0):
+    """Arbitrary samples (no rational function behind them): whatever type ≤ H₀ is returned
+    fits every sample with Q(m) ≠ 0, checked here by Horner; or NotAttention."""
+    rng = random.Random(seed)
+    ys = [F.ctx(rng.randrange(F.p)) for _ in range(2 * H0 + 1)]
+    ms = list(range(len(ys)))
+    try:
+        fit = fit_rational(F, ms, ys, H0)
+    except NotAttention:
+        return
+    for m, y in zip(ms, ys):
+        q = _horner(fit.Q, F.ctx(m))
+        assert not q.is_zero() and _horner(fit.P, F.ctx(m)) == y * q
+
+
+def test_a_sample_beyond_the_square_system_is_checked():
+    """Type 1 on the first three samples, the fifth changed: the type-1 solution fits the
+    three it was solved on but not the fifth, so it must be refused (a planted check that
+    skips the samples past the square system returns it).  Type 2 then is S·(P₁, Q₁) with
+    S(4) = 0, so Q vanishes at the fifth sample and is refused too (a planted check that
+    skips Q(m) ≠ 0 returns it): no type ≤ 2 fits."""
+    K, heads, ys = _samples(random.Random(7), 1, 5)
+    assert fit_rational(F, list(range(5)), ys, 2, hint=1).n == 1
+    ys[4] = ys[4] + 1
+    with pytest.raises(NotAttention, match="not a rational function of type"):
+        fit_rational(F, list(range(5)), ys, 2, hint=1)

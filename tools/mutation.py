@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: run first (fast); then `exactattn check --quick`; then LATE_TESTS on its certificates.
 #: tests/test_tools.py is not among them: it checks that the mutants apply to the unmutated
 #: repository, so it fails on every mutated copy and would count as a kill.
-TESTS = ["tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
+TESTS = ["tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_proves.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
@@ -256,6 +256,11 @@ MUTANTS = [
      [("exactattn/arith/modular.py", "m1 if m2 == 1 else m1 * pow(m2, -1, P) % P", "m1")]),
     ("M75", "images: the family polynomial N drops the final token's values",
      [("exactattn/arith/modular.py", "make([a2 * p2 % P, a1 * p1 % P])", "make([0, a1 * p1 % P])")]),
+    ("M76", "matching: the exact look-up table misses the matching family's last head",
+     [("exactattn/learners/p2/matching.py", "table = {(s_c, c_c) for s_c, c_c in sumfam}",
+       "table = {(s_c, c_c) for s_c, c_c in sumfam[:-1]}")]),
+    ("M77", "genericity: the heads' scores compared without their common denominator",
+     [("exactattn/learners/p2/genericity.py", "int(num[i, j]) * (D // int(den))", "int(num[i, j])")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -135,6 +135,7 @@ class ModularImage:
         self._asked = 0
         self._columns = {}
         self._groups = {}
+        self._plan = None
 
     def _subgroup(self, factors, window):
         """M = a product of the largest prime factors of p − 1 exceeding 2·window + 1."""
@@ -343,35 +344,46 @@ class ModularImage:
                                f"of order {M}")
         h = z ** ((self.field.p - 1) // M)  # = g^k
         k, mod = 0, 1
-        for q, e in _multiplicities(self._Mfactors):
-            qe = q ** e
-            gq, hq = self._g ** (M // qe), h ** (M // qe)
-            x = self._prime_power_log(gq, hq, q, e)
+        for q, e, qe, cofactor, inv, c_inv, table, crt in self._pohlig_hellman():
+            if c_inv is None:                       # γ has order q, so c ≠ 0 (never reached)
+                return None
+            x = self._prime_power_log(inv, h ** cofactor, q, e, c_inv, table)
             if x is None:
                 return None
-            k = k + mod * ((x - k) * pow(mod, -1, qe) % qe)  # CRT
+            k = k + mod * ((x - k) * crt % qe)      # CRT
             mod *= qe
         k %= mod
         if k > mod // 2:
             k -= mod
         return k if abs(k) <= window and self.tau ** k == z else None
 
-    def _prime_power_log(self, gq, hq, q, e):
-        """x mod q^e with gq^x = hq, gq of order q^e (digit by digit).  The digits are read in
-        the subgroup of order q through the process-wide table of a fixed element γ₀ of order
-        q (:func:`_digit_table`, built once per (p, q), not once per τ): γ = gq^(q^(e−1)) is
-        γ₀^c, and a digit read as γ₀^δ is δ·c⁻¹ mod q."""
-        p = self.field.p
-        gamma0, table = _digit_table(p, q)
-        gamma = gq ** (q ** (e - 1))
-        c = table.get(int(gamma))
-        if not c:                                   # γ has order q, so c ≠ 0 (never reached)
-            return None
-        c_inv = pow(c, -1, q)
-        inv = gq.inverse() if hasattr(gq, "inverse") else self.field.one / gq
+    def _pohlig_hellman(self):
+        """What every discrete log at this τ shares, per prime power q^e of M (made once):
+        q, e, q^e, M/q^e, the inverse of g_q = g^(M/q^e), c⁻¹ mod q for γ = g_q^(q^(e−1)) = γ₀^c
+        (None if c = 0), the digit table of γ₀ and the CRT coefficient (Π of the earlier
+        prime powers)⁻¹ mod q^e."""
+        if self._plan is None:
+            p, M, plan, mod = self.field.p, self._M, [], 1
+            for q, e in _multiplicities(self._Mfactors):
+                qe = q ** e
+                gq = self._g ** (M // qe)
+                table = _digit_table(p, q)[1]
+                c = table.get(int(gq ** (q ** (e - 1))))
+                inv = gq.inverse() if hasattr(gq, "inverse") else self.field.one / gq
+                plan.append((q, e, qe, M // qe, inv, pow(c, -1, q) if c else None, table,
+                             pow(mod, -1, qe)))
+                mod *= qe
+            self._plan = plan
+        return self._plan
+
+    def _prime_power_log(self, inv, hq, q, e, c_inv, table):
+        """x mod q^e with g_q^x = hq, g_q of order q^e (digit by digit; ``inv`` = g_q⁻¹).  The
+        digits are read in the subgroup of order q through the process-wide table of a fixed
+        element γ₀ of order q (:func:`_digit_table`, built once per (p, q), not once per τ):
+        γ = g_q^(q^(e−1)) is γ₀^c, and a digit read as γ₀^δ is δ·c⁻¹ mod q."""
         x = 0
         for j in range(e):
-            hj = (inv ** x * hq) ** (q ** (e - 1 - j))
+            hj = hq if e == 1 else (inv ** x * hq) ** (q ** (e - 1 - j))
             d = table.get(int(hj))
             if d is None:
                 return None

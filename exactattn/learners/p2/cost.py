@@ -29,6 +29,11 @@ The time model is a rate measured on the reference machine (2 cores): about
 certification; ``benchmarks/bench_core.py`` prints the measured figures), and
 ``MP_SECONDS_PER_OP`` per head·token·d² on the mp/float backends.  The figures are
 estimates for refusing hopeless runs, never a guarantee.
+
+The exact answers are lazy (docs/design.md §2.1): a run pays for their expansion only when it
+writes a certificate, prints its answers, or compares an answer whose per-head data differ
+from the model's (a non-canonical oracle).  The estimate prices that expansion, so on the
+exact backend it is an upper bound of what a run may need, not of what most runs spend.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
-from math import comb
+from math import comb, lcm
 
 from flint import fmpq, fmpq_mat
 
@@ -33,21 +33,22 @@ def _visible(v, u) -> bool:
 
 def _score_matrices(heads, U, X):
     """S_h = U W_h Xᵀ (S_h[i][j] = u_iᵀ W_h x_j) for every head, exactly (python-flint
-    fmpq_mat, entries kept as fmpq): every score a family of the schedule reads is a sum of
-    these entries, since its u and x are u_i or u₁ + u_i and x_j or x₁ + x_j (docs/design.md
-    §4.3)."""
+    fmpq_mat), as integers over one common denominator (the conditions below are equalities
+    of sums of these entries, unchanged by a common scale): every score a family of the
+    schedule reads is a sum of these entries, since its u and x are u_i or u₁ + u_i and x_j
+    or x₁ + x_j (docs/design.md §4.3)."""
     d = len(U)
     Um, Xt = _mat(U), _mat(X).transpose()
-    out = []
-    for W, _ in heads:
-        S = Um * _mat(W) * Xt
-        out.append([[S[i, j] for j in range(d)] for i in range(d)])
-    return out
+    parts = [(Um * _mat(W) * Xt).numer_denom() for W, _ in heads]
+    D = lcm(*(int(den) for _, den in parts)) if parts else 1
+    return [[[int(num[i, j]) * (D // int(den)) for j in range(d)] for i in range(d)]
+            for num, den in parts]
 
 
 def _family_scores(S, fam):
-    """[u ᵀW_h x for each head] for the family's u = Σ_{i ∈ u_key} u_i, x = Σ_{j ∈ x_key} x_j."""
-    return [sum((Sh[i][j] for i in fam.u_key for j in fam.x_key), fmpq(0)) for Sh in S]
+    """[u ᵀW_h x for each head] (times the common denominator) for the family's
+    u = Σ_{i ∈ u_key} u_i, x = Σ_{j ∈ x_key} x_j."""
+    return [sum(Sh[i][j] for i in fam.u_key for j in fam.x_key) for Sh in S]
 
 
 def _matches(fam, by_key):

@@ -44,6 +44,9 @@ def match(ref, fam, sumfam, close, shared_u: bool, label):
     The failure named does not depend on the order of the heads: a reference head with no
     candidate → NotAttention; otherwise one with several candidates, or two reference heads
     with the same candidate → AmbiguousMatching."""
+    # exact: the matching family's heads as a set, so a candidate is one look-up (equality
+    # of exact rationals is their hash-consistent ==); mp / float compare each within tol
+    table = {(s_c, c_c) for s_c, c_c in sumfam} if getattr(close, "exact", False) else None
     cands_of = []
     for s_a, c_a in ref:
         cands = []
@@ -51,7 +54,8 @@ def match(ref, fam, sumfam, close, shared_u: bool, label):
             if shared_u and not close(c_b, c_a):
                 continue
             want_c = c_a if shared_u else c_a + c_b
-            if any(close(s_c, s_a + s_b) and close(c_c, want_c) for s_c, c_c in sumfam):
+            if (s_a + s_b, want_c) in table if table is not None else \
+                    any(close(s_c, s_a + s_b) and close(c_c, want_c) for s_c, c_c in sumfam):
                 cands.append(b)
         cands_of.append(cands)
     for cls, what, bad in ((NotAttention, "no head", lambda n: n == 0),

@@ -88,6 +88,22 @@ def test_a_zero_answer_is_the_exact_zero():
     assert y.is_zero() and y.L == 1 and type(y) is not PackedElement
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_integer_tokens_are_scored_as_by_the_matrix_products(seed):
+    """The Python-integer scores of a small model on integer tokens (exact._per_head_ints)
+    are python-flint's matrix products' (exact._products): the same k_hi, a_hi, L and D_a."""
+    from exactattn.arith import exact
+    rng = random.Random(seed)
+    d, H = rng.randint(1, 4), rng.randint(1, 4)
+    model = ea.random_multi_head(d, H, seed=seed)
+    toks = [[rng.randint(-9, 9) for _ in range(d)] for _ in range(rng.randint(1, 5))]
+    prepared = BE.prepare_tokens([rng.choice(toks) for _ in range(rng.randint(1, 7))])
+    heads = model._heads_on(BE)
+    assert exact._per_head_ints(prepared.order, heads) == \
+        exact._per_head(*exact._products(prepared.matrix(), heads))
+
+
 def test_end_coefficients_that_vanish_do_not_make_an_answer_zero():
     """One head, scores 0, 1, 2 on three tokens with values 0, 1, 0: N = μ₂·t has zero
     lowest and highest coefficients, so the zero test is undecided and the numerator is

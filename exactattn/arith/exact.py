@@ -81,6 +81,51 @@ def _products(X, heads):
     return S, A, n, H, int(Dx) ** 2 * int(Dw), int(Dx), int(Dv)
 
 
+#: at most this many H·d² multiplications, a query of integer tokens is scored in Python
+#: integers (:func:`_per_head_ints`): below it, python-flint's per-call cost dominates
+SMALL_PRODUCTS = 256
+_INTS = {}
+
+
+def _integer_heads(heads):
+    """The heads as Python integers, cached per list of prepared heads: per head the rows of
+    D_W·W_h and D_v·v_h, with D_W and D_v (the common denominators of :func:`_stacked`)."""
+    def build():
+        WTz, Dw, Vz, Dv = _stacked(heads)
+        d, H = WTz.nrows(), len(heads)
+        Ws = [[[int(WTz[b, h * d + a]) for b in range(d)] for a in range(d)] for h in range(H)]
+        vs = [[int(Vz[i, h]) for i in range(d)] for h in range(H)]
+        return Ws, int(Dw), vs, int(Dv)
+    return _cached_per_heads(_INTS, 64, heads, "ints", build)
+
+
+def _per_head_ints(order, heads):
+    """:func:`_per_head` of :func:`_products` for integer tokens (D_x = 1), in Python
+    integers: s_hi·D_W = x_iᵀ (D_W W_h) x_N and a_hi = x_i·(D_v v_h) — the same scores,
+    values, L and D_a (tests/test_multiplicities.py compares the two)."""
+    Ws, Dw, vs, Dv = _integer_heads(heads)
+    xN = order[-1]
+    S = []
+    for Wh in Ws:
+        y = [sum(w * x for w, x in zip(row, xN)) for row in Wh]
+        S.append([sum(a * b for a, b in zip(x, y)) for x in order])
+    g = gcd(Dw, *(q for Sh in S for q in Sh))
+    scores = [[q // g for q in Sh] for Sh in S]
+    values = [[sum(a * b for a, b in zip(v, x)) for x in order] for v in vs]
+    return scores, values, Dw // g, Dv
+
+
+def _token_group(prepared, heads):
+    """The TokenGroup of a query's distinct tokens for these heads: integer tokens of a
+    small model in Python integers (:func:`_per_head_ints`), otherwise python-flint's
+    matrix products (:func:`_products`)."""
+    order = prepared.order
+    if len(heads) * len(order[-1]) ** 2 <= SMALL_PRODUCTS \
+            and all(type(x) is int for key in order for x in key):
+        return TokenGroup(*_per_head_ints(order, heads))
+    return TokenGroup(*_per_head(*_products(prepared.matrix(), heads)))
+
+
 def _per_head(S, A, n, H, D, Dx, Dv):
     """(scores per head, values per head, L, D_a) from :func:`_products`: k_hi = L·s_hi
     (integers, L = D / gcd(D, S)) and a_hi = D_a·v_h·x_i (integers, D_a = D_x D_v)."""
@@ -202,8 +247,8 @@ class ExactBackend(Backend):
 
     def _group(self, prepared, heads):
         """The query's TokenGroup for these heads, cached per (heads, distinct tokens)."""
-        return _cached_per_heads(_GROUPS, 4096, heads, prepared.order, lambda: TokenGroup(
-            *_per_head(*_products(prepared.matrix(), heads))))
+        return _cached_per_heads(_GROUPS, 4096, heads, prepared.order,
+                                 lambda: _token_group(prepared, heads))
 
     def direct(self, prepared, heads) -> ExpElement:
         """The answer by polynomial arithmetic in Q(t), expanded now (docs/design.md §2):
@@ -212,7 +257,7 @@ class ExactBackend(Backend):
         num·den_h + num_h·den over den·den_h (:func:`~.multiplicities.head_polynomials`) —
         an order-independent expansion, so two models with the same heads give identical
         (num, den)."""
-        group = TokenGroup(*_per_head(*_products(prepared.matrix(), heads)))
+        group = _token_group(prepared, heads)
         return ExpElement(*group.polynomials(prepared.mult), group.L)
 
     # ------------------------------------------------------------------ linear algebra

@@ -162,9 +162,10 @@ class MultiHeadAttention:
         # a model with no heads (e.g. the canonical form of heads that cancel) keeps `dim`
         self.dim = dims.pop() if dims else dim
         self._prepared = {}
+        self._canonical = None
 
     def __getstate__(self):  # pickled without the per-backend cache (it holds flint objects)
-        return {**self.__dict__, "_prepared": {}}
+        return {**self.__dict__, "_prepared": {}, "_canonical": None}
 
     def __len__(self):
         return len(self.heads)
@@ -248,7 +249,13 @@ class MultiHeadAttention:
         """Merge heads with equal W, sum their v, drop zero sums (P2 canonical form).
 
         Exact for rational models; heads are returned in a deterministic order
-        (lexicographic in W, exact comparison)."""
+        (lexicographic in W, exact comparison).  Computed once per model (a model is
+        immutable)."""
+        if getattr(self, "_canonical", None) is None:     # (a model pickled before the cache)
+            self._canonical = self._merged()
+        return self._canonical
+
+    def _merged(self) -> "MultiHeadAttention":
         groups = {}
         for h in self.heads:
             if h.W in groups:

@@ -63,6 +63,11 @@ class TooLarge(ExactAttnError, MemoryError):
     before FLINT is called, since a failed allocation there aborts the process."""
 
 
+def term_limit() -> int:
+    """MAX_TERMS, read when called (tests lower it)."""
+    return MAX_TERMS
+
+
 def check_product(*sizes, span=None, what="a product"):
     """Raise TooLarge when a product of polynomials with these numbers of terms may exceed
     MAX_TERMS terms; ``span`` (the product's exponent span) caps the count for dense ones."""

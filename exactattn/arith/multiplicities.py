@@ -34,8 +34,7 @@ from operator import mul
 
 from flint import fmpq
 
-from . import expfield
-from .expfield import ExpElement, R, check_product, poly
+from .expfield import ExpElement, R, check_product, poly, term_limit
 
 __all__ = ["TokenGroup", "PackedElement", "GROUP_TERMS", "GROUP_TOKENS", "grouped",
            "head_polynomials"]
@@ -93,7 +92,7 @@ class TokenGroup:
         highs = [max(ks) for ks in scores]
         # the answers have as many terms as the direct evaluation's: the same refusal
         # (at most n^H terms: only then can the bound be exceeded)
-        if n ** H > expfield.MAX_TERMS:
+        if n ** H > term_limit():
             check_product(*(len(set(ks)) for ks in scores),
                           span=sum(h - lo for h, lo in zip(highs, lows)), what="this answer")
         #: per head (k_hi − min_i k_hi, a_hi): D_h and N_h themselves

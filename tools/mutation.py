@@ -261,6 +261,8 @@ MUTANTS = [
        "table = {(s_c, c_c) for s_c, c_c in sumfam[:-1]}")]),
     ("M77", "genericity: the heads' scores compared without their common denominator",
      [("exactattn/learners/p2/genericity.py", "int(num[i, j]) * (D // int(den))", "int(num[i, j])")]),
+    ("M78", "evaluator: integer scores taken against the first token, not the final one",
+     [("exactattn/arith/exact.py", "    xN = order[-1]\n    S = []", "    xN = order[0]\n    S = []")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

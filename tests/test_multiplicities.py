@@ -256,3 +256,24 @@ def test_certification_rejects_answers_swapped_within_a_group():
     assert certify(model, [(q0, a1), (q1, a0)], BE) == {"certified": False, "first_mismatch": 0}
     assert certify(model, [(q0, a0), (q1, a1)], BE)["certified"] is True
     assert a0 != a1
+
+
+def test_answers_pickle_and_deep_copy_to_equal_elements():
+    """python-flint polynomials do not pickle: an ExpElement pickles as its terms, a packed
+    answer as its group and μ (or, once reduced to another L, as the element it has
+    become).  Each comes back equal, with the same polynomials and L."""
+    import copy
+    import pickle
+    from exactattn.arith.expfield import ExpElement
+    model = ea.random_multi_head(2, 2, seed=1)
+    fresh = model([[1, 2], [1, 2], [0, 1]], "exact")
+    built = model([[1, 2], [0, 1]], "exact")
+    str(built)                                         # builds its polynomials
+    reduced = ExpElement(built.num * 3, built.den * 3, built.L).reduce()
+    mixed = fresh + built * 2
+    zero = model([[1, 2]], "exact") - model([[1, 2]], "exact")
+    for y in (fresh, built, reduced, mixed, zero, BE.element(Fraction(-5, 7))):
+        for z in (pickle.loads(pickle.dumps(y)), copy.deepcopy(y)):
+            assert z == y and type(z) is type(y)
+            assert (z.L, z.num, z.den) == (y.L, y.num, y.den)
+    assert pickle.loads(pickle.dumps(fresh)).packed is not None   # still lazy

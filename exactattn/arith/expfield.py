@@ -254,6 +254,12 @@ class ExpElement:
         """([(k, a_k)], [(k, b_k)]): numerator and denominator terms (exponents of t)."""
         return terms(self.num), terms(self.den)
 
+    def __reduce__(self):
+        """Pickled (and deep-copied) as its terms: python-flint polynomials do not pickle."""
+        num, den = self.terms()
+        return (_from_terms, ([(k, int(c.p), int(c.q)) for k, c in num],
+                              [(k, int(c.p), int(c.q)) for k, c in den], self.L, self._reduced))
+
     def exponent_span(self) -> int:
         """Largest exponent minus smallest over numerator and denominator (0 for constants)."""
         polys = [p for p in (self.num, self.den) if not p.is_zero()]
@@ -511,6 +517,12 @@ class ExpElement:
         num = _show(r.num, var)
         body = num if r.den.is_one() else f"({num})/({_show(r.den, var)})"
         return body + (f" [t=e^(1/{r.L})]" if r.L > 1 else "")
+
+
+def _from_terms(num, den, L: int, reduced: bool) -> ExpElement:
+    """The ExpElement of :meth:`ExpElement.__reduce__`'s terms (exponent, p, q)."""
+    return ExpElement(poly({k: fmpq(p, q) for k, p, q in num}),
+                      poly({k: fmpq(p, q) for k, p, q in den}), L, reduced=reduced)
 
 
 def _show(p, var: str) -> str:

@@ -322,6 +322,13 @@ class PackedElement(ExpElement):
         g = self._group
         return (g, self._mult) if _L.__get__(self) == g.L else None
 
+    def __reduce__(self):
+        """Pickled as its group and μ while over the group's L (the group is integers), else
+        as the ExpElement it has become."""
+        if self.packed is not None:
+            return (PackedElement._make, (self._group, self._mult))
+        return super().__reduce__()
+
     # ------------------------------------------------------------------ cheap queries
     def exponent_span(self) -> int:
         if self._built:

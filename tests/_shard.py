@@ -99,7 +99,7 @@ COST = {
     "test_model_files.py": (0.9, 48, 0.0, 0),
     "test_models.py": (0.5, 24, 1.8, 5),
     "test_multi_head.py": (0.8, 35, 6.8, 31),
-    "test_multiplicities.py": (1.6, 15, 0.0, 0),
+    "test_multiplicities.py": (1.9, 17, 0.0, 0),
     "test_noise.py": (0.7, 18, 3.9, 6),
     "test_notebooks.py": (0.1, 8, 13.1, 6),
     "test_oracle.py": (0.0, 29, 0.0, 0),

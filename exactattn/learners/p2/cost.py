@@ -90,7 +90,7 @@ class CostEstimate:
     exact: bool = True
 
     def summary(self) -> str:
-        answers = (f"exact answers of up to {_num(self.terms_per_answer)} terms (exponents of "
+        answers = (f"exact answers of up to {_num(self.terms_per_answer)} terms once expanded (exponents of "
                    f"~{self.exponent_bits} bits)" if self.exact else "numeric answers")
         return (f"{self.what}: {self.queries:,} quer{'y' if self.queries == 1 else 'ies'} "
                 f"of length ≤ {self.max_length}, {answers}: ~{_bytes(self.bytes)}, "

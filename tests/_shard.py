@@ -102,7 +102,7 @@ COST = {
     "test_multiplicities.py": (1.9, 17, 0.0, 0),
     "test_noise.py": (0.7, 18, 3.9, 6),
     "test_notebooks.py": (0.1, 8, 13.1, 6),
-    "test_oracle.py": (0.0, 29, 0.0, 0),
+    "test_oracle.py": (0.0, 30, 0.0, 0),
     "test_phrasings.py": (0.0, 8, 0.0, 0),
     "test_power.py": (0.6, 10, 4.1, 7),
     "test_progress.py": (0.7, 10, 0.0, 0),

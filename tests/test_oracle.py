@@ -305,3 +305,23 @@ def test_a_model_oracle_times_out_too(monkeypatch):
     assert e.value.details["query_index"] == 1 and o.queries == 1
     with pytest.raises(ea.OracleTimeout):
         ea.learn_multi_head(Oracle(m, timeout=1), 2, heads=1, seed=0)
+
+
+def test_a_callable_gets_its_own_lists_of_the_backends_scalars():
+    """A plain callable receives a list of lists (docs/models.md), each token its own list
+    even when the query repeats it, so mutating them cannot reach the oracle's records (the
+    exact backend shares one converted row per distinct token)."""
+    from fractions import Fraction
+    seen = []
+
+    def f(tokens):
+        seen.append([list(t) for t in tokens])
+        tokens[0].append(99)                       # the callable's own business
+        return Fraction(1, 3)
+
+    orc = ea.Oracle(f, backend="exact", dim=2)
+    row = [1, 2]
+    orc([row, row, [3, 4]])
+    orc([row, row, [3, 4]])
+    assert seen[0] == seen[1] == [[1, 2], [1, 2], [3, 4]]
+    assert [list(t) for t in orc.transcript[1][0]] == [[1, 2], [1, 2], [3, 4]]

@@ -337,6 +337,7 @@ class Oracle:
             evaluate = getattr(self._target, "evaluate_clean", None)
             # the tokens were validated and converted by __call__
             return evaluate(tokens, be) if evaluate else self._target(tokens, be)
+        tokens = [list(t) for t in tokens]     # the caller's own lists (the exact rows are shared)
         with self._named_errors():
             raw = self._target(tokens, be) if self._is_model else self._target(tokens)
             return raw if self._is_model else _as_element(be, raw, inferred=self.probe is not None)

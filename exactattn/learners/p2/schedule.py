@@ -99,9 +99,10 @@ class Family:
     matches: tuple | None = None
 
     def query(self, m: int):
-        """[(x+u) × m, x] — length m + 1 (P2 copy-count query)."""
+        """[(x+u) × m, x] — length m + 1 (P2 copy-count query); the m copies are one list
+        object, so an oracle converts and counts the repeated token once."""
         xu = [a + b for a, b in zip(self.x, self.u)]
-        return [list(xu) for _ in range(m)] + [list(self.x)]
+        return [xu] * m + [list(self.x)]
 
     @property
     def ends_in_x1(self) -> bool:

@@ -64,7 +64,7 @@ class TooLarge(ExactAttnError, MemoryError):
 
 
 def term_limit() -> int:
-    """MAX_TERMS, read when called (tests lower it)."""
+    """MAX_TERMS (docs/design.md §2.1, TooLarge), read when called (tests lower it)."""
     return MAX_TERMS
 
 

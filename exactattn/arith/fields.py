@@ -101,7 +101,8 @@ class PrimeField:
 
     def values(self, coeffs, points):
         """[Σ coeffs[i] m^i for m in points] in F_p: one multipoint evaluation in
-        python-flint (``fmpz_mod_poly``)."""
+        python-flint (``fmpz_mod_poly``); the copy-count fit's checks and residues (P2,
+        copy-count family; docs/design.md §4.3)."""
         if not points:
             return []
         return self.poly_ctx(list(coeffs)).multipoint_evaluate(

@@ -36,8 +36,9 @@ def poly_eval(coeffs, m, field):
 
 
 def poly_values(coeffs, points, field):
-    """[Σ coeffs[i] m^i for m in points]: the field's own multipoint evaluation when it has
-    one (F_p: ``PrimeField.values``, in python-flint), else Horner at each point."""
+    """[Σ coeffs[i] m^i for m in points] (P2, copy-count family; docs/design.md §4.3): the
+    field's own multipoint evaluation when it has one (F_p: ``PrimeField.values``, in
+    python-flint), else Horner at each point."""
     own = getattr(field, "values", None)
     if own is not None:
         return own(coeffs, points)

@@ -174,6 +174,8 @@ class TokenGroup:
         return same
 
     def sorted_heads(self):
+        """The per-head data (k_h·, a_h·) as a sorted tuple: the answers' values depend on
+        the heads as a multiset (P2, canonical heads; :meth:`same_as`)."""
         if self._key is None:
             self._key = tuple(sorted(self.heads))
         return self._key

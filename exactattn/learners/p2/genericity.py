@@ -14,21 +14,18 @@ from math import comb, lcm
 
 from flint import fmpq, fmpq_mat
 
+from ...arith.expfield import as_fmpq
+
 __all__ = ["draw_violations", "degree_bound", "statement"]
 
 
-def _q(x) -> "fmpq":
-    f = Fraction(x)
-    return fmpq(f.numerator, f.denominator)
-
-
 def _mat(rows) -> "fmpq_mat":
-    return fmpq_mat(len(rows), len(rows[0]), [_q(x) for r in rows for x in r])
+    return fmpq_mat(len(rows), len(rows[0]), [as_fmpq(x) for r in rows for x in r])
 
 
 def _visible(v, u) -> bool:
     """v·u ≠ 0, exactly."""
-    return sum((_q(a) * _q(b) for a, b in zip(v, u)), fmpq(0)) != 0
+    return sum((as_fmpq(a) * as_fmpq(b) for a, b in zip(v, u)), fmpq(0)) != 0
 
 
 def _score_matrices(heads, U, X):

@@ -62,9 +62,9 @@ def test_the_image_of_a_packed_answer_is_the_polynomials(seed, lift):
 def test_a_family_of_images_at_once_is_each_image(seed, lift):
     """ModularImage.images (two distinct tokens: N/D_a and D as polynomials in r = μ₁/μ₂,
     evaluated at once; other groups: their weights, one inversion for the denominators) gives
-    image() of every answer, which takes the weights one answer at a time: a copy-count
-    family [(x+u) × m, x], a two-token answer with μ₂ ≠ 1, answers of other groups and a
-    plain ExpElement mixed in."""
+    image() of every answer, one at a time, and the family's images are those of the
+    directly evaluated polynomials: a copy-count family [(x+u) × m, x], a two-token answer
+    with μ₂ ≠ 1, answers of other groups and a plain ExpElement mixed in."""
     rng = random.Random(seed)
     d, H = rng.randint(1, 3), rng.randint(1, 6)
     model = ea.random_multi_head(d, H, seed=seed)
@@ -91,7 +91,7 @@ def test_a_zero_answer_is_the_exact_zero():
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10 ** 6))
 def test_integer_tokens_are_scored_as_by_the_matrix_products(seed):
-    """The Python-integer scores of a small model on integer tokens (exact._per_head_ints)
+    """The Python-integer products of a small model on integer tokens (exact._products_ints)
     are python-flint's matrix products' (exact._products): the same k_hi, a_hi, L and D_a."""
     from exactattn.arith import exact
     rng = random.Random(seed)
@@ -100,7 +100,7 @@ def test_integer_tokens_are_scored_as_by_the_matrix_products(seed):
     toks = [[rng.randint(-9, 9) for _ in range(d)] for _ in range(rng.randint(1, 5))]
     prepared = BE.prepare_tokens([rng.choice(toks) for _ in range(rng.randint(1, 7))])
     heads = model._heads_on(BE)
-    assert exact._per_head_ints(prepared.order, heads) == \
+    assert exact._per_head(*exact._products_ints(prepared.order, heads)) == \
         exact._per_head(*exact._products(prepared.matrix(), heads))
 
 

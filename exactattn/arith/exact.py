@@ -82,7 +82,7 @@ def _products(X, heads):
 
 
 #: at most this many H·d² multiplications, a query of integer tokens is scored in Python
-#: integers (:func:`_per_head_ints`): below it, python-flint's per-call cost dominates
+#: integers (:func:`_products_ints`): below it, python-flint's per-call cost dominates
 SMALL_PRODUCTS = 256
 _INTS = {}
 
@@ -99,30 +99,28 @@ def _integer_heads(heads):
     return _cached_per_heads(_INTS, 64, heads, "ints", build)
 
 
-def _per_head_ints(order, heads):
-    """:func:`_per_head` of :func:`_products` for integer tokens (D_x = 1), in Python
-    integers: s_hi·D_W = x_iᵀ (D_W W_h) x_N and a_hi = x_i·(D_v v_h) — the same scores,
-    values, L and D_a (tests/test_multiplicities.py compares the two)."""
+def _products_ints(order, heads):
+    """:func:`_products` for integer tokens (D_x = 1), in Python integers: S[h·n + i] =
+    x_iᵀ (D_W W_h) x_N and A[i·H + h] = x_i·(D_v v_h) — the same products
+    (tests/test_multiplicities.py compares the two)."""
     Ws, Dw, vs, Dv = _integer_heads(heads)
     xN = order[-1]
     S = []
     for Wh in Ws:
         y = [sum(w * x for w, x in zip(row, xN)) for row in Wh]
-        S.append([sum(a * b for a, b in zip(x, y)) for x in order])
-    g = gcd(Dw, *(q for Sh in S for q in Sh))
-    scores = [[q // g for q in Sh] for Sh in S]
-    values = [[sum(a * b for a, b in zip(v, x)) for x in order] for v in vs]
-    return scores, values, Dw // g, Dv
+        S.extend(sum(a * b for a, b in zip(x, y)) for x in order)
+    A = [sum(a * b for a, b in zip(v, x)) for x in order for v in vs]
+    return S, A, len(order), len(heads), Dw, 1, Dv
 
 
 def _token_group(prepared, heads):
-    """The TokenGroup of a query's distinct tokens for these heads: integer tokens of a
-    small model in Python integers (:func:`_per_head_ints`), otherwise python-flint's
-    matrix products (:func:`_products`)."""
+    """The TokenGroup of a query's distinct tokens for these heads, from the integer
+    products: of integer tokens of a small model in Python integers
+    (:func:`_products_ints`), otherwise python-flint's matrix products (:func:`_products`)."""
     order = prepared.order
     if len(heads) * len(order[-1]) ** 2 <= SMALL_PRODUCTS \
             and all(type(x) is int for key in order for x in key):
-        return TokenGroup(*_per_head_ints(order, heads))
+        return TokenGroup(*_per_head(*_products_ints(order, heads)))
     return TokenGroup(*_per_head(*_products(prepared.matrix(), heads)))
 
 

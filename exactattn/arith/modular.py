@@ -224,39 +224,52 @@ class ModularImage:
                                f"{P.bit_length()}-bit prime")
         return self.field.ctx(self._value(e.num, scale) * pow(den, -1, P))
 
-    def _weights(self, group, scale: int):
-        """The weights of a group at t ↦ τ^scale, computed once per group: the powers
-        τ^(scale·k_hi), then N/D_a and D at τ as polynomials in μ
-        (:meth:`~.multiplicities.TokenGroup.image_weights`; N's weights times D_a⁻¹)."""
-        P = self.field.p
-        key = (id(group), scale)
+    def _per_group(self, group, scale: int, kind: str, build):
+        """``build()`` once per (group, scale, kind): the cache keeps the group alive, so its
+        id is not reused; it is emptied beyond 4096 entries."""
+        key = (id(group), scale, kind)
         cached = self._groups.get(key)
         if cached is None or cached[0] is not group:
-            powers = [[self.power(scale * k) for k in ks] for ks, _ in group.heads]
-            wN, wD = group.image_weights(powers, P)
-            inv_Da = pow(group.Da, -1, P)
-            cached = (group, ([w * inv_Da % P for w in wN], wD))
+            cached = (group, build())
             if len(self._groups) > 4096:
                 self._groups.clear()
             self._groups[key] = cached
         return cached[1]
 
-    def _packed_parts(self, packed, scale: int, weights=None):
-        """(N(τ, μ)/D_a, D(τ, μ)) mod p of a packed answer; BadReduction when D vanishes."""
+    def _weights(self, group, scale: int):
+        """The weights of a group at t ↦ τ^scale, computed once per group: the powers
+        τ^(scale·k_hi), then N/D_a and D at τ as polynomials in μ
+        (:meth:`~.multiplicities.TokenGroup.image_weights`; N's weights times D_a⁻¹)."""
+        def build():
+            P = self.field.p
+            powers = [[self.power(scale * k) for k in ks] for ks, _ in group.heads]
+            wN, wD = group.image_weights(powers, P)
+            inv_Da = pow(group.Da, -1, P)
+            return [w * inv_Da % P for w in wN], wD
+        return self._per_group(group, scale, "weights", build)
+
+    def _packed_parts(self, packed, weights):
+        """(N(τ, μ)/D_a, D(τ, μ)) mod p of a packed answer from its group's weights;
+        BadReduction when D vanishes."""
         group, mult = packed
         P = self.field.p
-        num, den = group.image(weights or self._weights(group, scale), mult, P)
+        num, den = group.image(weights, mult, P)
         if den == 0:
             raise BadReduction(f"an answer's denominator vanishes modulo the "
                                f"{P.bit_length()}-bit prime")
         return num, den
 
     def _packed_image(self, packed, scale: int):
-        """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: the
-        powers τ^(scale·k_hi) and the weights of N and D at τ as polynomials in μ once per
-        group (:meth:`~.multiplicities.TokenGroup.image_weights`), then one short dot
-        product per answer; the same value as the polynomials' image, N/D_a over D at τ."""
-        num, den = self._packed_parts(packed, scale)
+        """The image of a :class:`~.multiplicities.PackedElement` from its group's heads: a
+        two-token answer through :meth:`_pair_images`; otherwise the powers τ^(scale·k_hi)
+        and the weights of N and D at τ as polynomials in μ once per group
+        (:meth:`~.multiplicities.TokenGroup.image_weights`), then one short dot product per
+        answer; the same value as the polynomials' image, N/D_a over D at τ."""
+        if packed[0].n == 2:
+            out = [None]
+            self._pair_images([(0, packed, scale)], out)
+            return out[0]
+        num, den = self._packed_parts(packed, self._weights(packed[0], scale))
         ctx = self.field.ctx
         return ctx(num) / ctx(den)
 
@@ -266,20 +279,15 @@ class ModularImage:
         and N(r) = Σ_h (a_h1 τ^{k_h1} r + a_h2 τ^{k_h2}) Π_{g≠h} (τ^{k_g1} r + τ^{k_g2}),
         built head by head as N ← N·D_h + D·N_h, D ← D·D_h.  N(μ₁, μ₂) and D(μ₁, μ₂) are
         μ₂^H times these at r, so their ratio is the answer's image."""
-        key = (id(group), scale, 2)
-        cached = self._groups.get(key)
-        if cached is None or cached[0] is not group:
+        def build():
             P, make = self.field.p, self.field.poly_ctx
             N, D = make([0]), make([1])
             for (ks, (a1, a2)) in group.heads:
                 p1, p2 = self.power(scale * ks[0]), self.power(scale * ks[1])
                 Dh = make([p2, p1])
                 N, D = N * Dh + D * make([a2 * p2 % P, a1 * p1 % P]), D * Dh
-            cached = (group, (N * pow(group.Da, -1, P), D))
-            if len(self._groups) > 4096:
-                self._groups.clear()
-            self._groups[key] = cached
-        return cached[1]
+            return N * pow(group.Da, -1, P), D
+        return self._per_group(group, scale, "pair", build)
 
     def images(self, elems):
         """``[self.image(e) for e in elems]``, a copy-count family at once: the answers of a
@@ -302,7 +310,7 @@ class ModularImage:
             key = (packed[0], e.L)
             if key != last:
                 last, weights = key, self._weights(packed[0], self.L // e.L)
-            num, den = self._packed_parts(packed, 0, weights)
+            num, den = self._packed_parts(packed, weights)
             nums.append(num)
             dens.append(den)
             where.append(i)

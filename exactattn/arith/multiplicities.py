@@ -137,9 +137,9 @@ class TokenGroup:
         μ-monomial α (sorted compositions of H), from ``powers[h][i]`` = τ^(k_hi) mod P:
         D = Π_h D_h and N = Σ_h N_h Π_{g≠h} D_g expanded in μ alone (:func:`_product` at
         t = τ — a ring homomorphism, so the value of the expanded polynomials).  A
-        member's image is then one short dot product with V(μ) (:meth:`image`)."""
-        if self.n == 2:                      # a copy-count family's group: [z1 × m, z2]
-            return _binary_weights(self.heads, powers, P)
+        member's image is then one short dot product with V(μ) (:meth:`image`).  (Two-token
+        groups, the copy-count families', take polynomials in μ₁/μ₂ instead:
+        :meth:`~exactattn.arith.modular.ModularImage._binary_polynomials`.)"""
         radix = self.H + 1
         state = _product([[(radix ** i, p, a * p) for i, (a, p) in enumerate(zip(vals, pw))]
                           for (_, vals), pw in zip(self.heads, powers)], P)
@@ -211,26 +211,6 @@ def _product(factors, modulus=None):
         state = new if modulus is None else \
             {key: (cd % modulus, cn % modulus) for key, (cd, cn) in new.items()}
     return state
-
-
-def _binary_weights(heads, powers, P: int):
-    """:meth:`TokenGroup.image_weights` for two distinct tokens, as dense coefficient lists
-    in μ₁ (μ₁^j μ₂^(H−j), j = 0…H): D ← D·D_h and N ← N·D_h + D·N_h head by head, with
-    D_h = τ^(k_h1) μ₁ + τ^(k_h2) μ₂ and N_h = a_h1 τ^(k_h1) μ₁ + a_h2 τ^(k_h2) μ₂ — the same
-    expansion as :func:`_product`, without its keys; returned in the rows' order (the sorted
-    codes j + (H−j)(H+1), that is j from H down to 0)."""
-    D, N = [1], [0]
-    for (_, (a1, a2)), (p1, p2) in zip(heads, powers):
-        w1, w2 = a1 * p1, a2 * p2
-        newD, newN = [0] * (len(D) + 1), [0] * (len(D) + 1)
-        for j, (d, n) in enumerate(zip(D, N)):
-            newD[j + 1] += d * p1
-            newD[j] += d * p2
-            newN[j + 1] += n * p1 + d * w1
-            newN[j] += n * p2 + d * w2
-        D = [x % P for x in newD]
-        N = [x % P for x in newN]
-    return N[::-1], D[::-1]
 
 
 def _parts(n: int, H: int):

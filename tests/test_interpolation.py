@@ -85,3 +85,46 @@ def test_a_sample_beyond_the_square_system_is_checked():
     ys[4] = ys[4] + 1
     with pytest.raises(NotAttention, match="not a rational function of type"):
         fit_rational(F, list(range(5)), ys, 2, hint=1)
+
+
+def _flint_roots(field, coeffs):
+    """python-flint's general root finder, the reference of PrimeField.roots."""
+    from flint import nmod_poly
+    if field.p < 1 << 63:
+        return [(field.ctx(int(r)), m) for r, m in nmod_poly(coeffs, field.p).roots()]
+    return sorted(field.poly_ctx(coeffs).roots(), key=lambda rm: (int(rm[0]) != 0, -int(rm[0])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from([62, 127]), st.integers(1, 10 ** 30), st.integers(0, 10 ** 30),
+       st.integers(0, 10 ** 30), st.sampled_from(["split", "double", "any"]))
+def test_quadratic_roots_are_the_general_root_finders(bits, a, r1, r2, kind):
+    """A quadratic's roots at p ≡ 3 mod 4 (by the discriminant's square root): the same
+    roots, multiplicities, order (0 first, then descending) and completeness flag as python-flint's
+    general root finder, for polynomials that split, have a double root, or are arbitrary
+    (half of them irreducible).  A planted wrong square-root exponent, a skipped check that
+    Δ is a square, or a lost multiplicity fails here."""
+    from exactattn.learners.p2.engines import ladder_prime
+    p = ladder_prime(bits)[0]
+    field = PrimeField(p)
+    assert p % 4 == 3
+    a %= p
+    a = a or 1
+    r2 = r1 if kind == "double" else r2
+    if kind == "any":
+        coeffs = [r1 % p, r2 % p, a]
+    else:
+        coeffs = [a * r1 * r2 % p, -a * (r1 + r2) % p, a]
+    got, complete = field.roots([field.ctx(c) for c in coeffs])
+    want = _flint_roots(field, coeffs)
+    assert got == want
+    assert complete == (sum(m for _, m in want) == 2)
+    if kind != "any":
+        assert sorted(int(r) for r, m in got for _ in range(m)) == sorted([r1 % p, r2 % p])
+
+
+def test_a_quadratic_with_no_root_in_the_field_is_refused():
+    """m² + 1 has no root mod p ≡ 3 mod 4 (−1 is not a square): the fit's denominator does
+    not split, so the family is not attention."""
+    field = PrimeField((1 << 61) - 1)
+    assert field.roots([field.one, field.zero, field.one]) == ([], False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import gcd
+from operator import mul
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
@@ -107,9 +108,9 @@ def _products_ints(order, heads):
     xN = order[-1]
     S = []
     for Wh in Ws:
-        y = [sum(w * x for w, x in zip(row, xN)) for row in Wh]
-        S.extend(sum(a * b for a, b in zip(x, y)) for x in order)
-    A = [sum(a * b for a, b in zip(v, x)) for x in order for v in vs]
+        y = [sum(map(mul, row, xN)) for row in Wh]
+        S.extend([sum(map(mul, x, y)) for x in order])
+    A = [sum(map(mul, v, x)) for x in order for v in vs]
     return S, A, len(order), len(heads), Dw, 1, Dv
 
 

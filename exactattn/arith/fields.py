@@ -63,6 +63,28 @@ def rational_reconstruction(a: int, p: int):
     return f
 
 
+def _quadratic_roots(p: int, c, b, a):
+    """The roots of a·m² + b·m + c over F_p (python-flint ``fmpz_mod``), p ≡ 3 mod 4
+    and a ≠ 0, as :meth:`PrimeField.roots` returns them: the discriminant Δ's square root is
+    Δ^((p+1)/4) when Δ is a square (checked by squaring it back); Δ = 0 gives one root of
+    multiplicity 2, a non-square none.  Powers in python-flint (a 62-bit modular power
+    costs about 0.5 µs there, 10 µs in Python integers)."""
+    disc = b * b - 4 * a * c
+    inv = (2 * a).inverse()
+    if disc.is_zero():
+        return [(-b * inv, 2)], True
+    s = disc ** ((p + 1) // 4)
+    if s * s != disc:
+        return [], False
+    r1, r2 = (-b + s) * inv, (-b - s) * inv
+    return [(r, 1) for r in sorted((r1, r2), key=_flint_order)], True
+
+
+def _flint_order(r):
+    """python-flint's order of a polynomial's roots: 0 first, then descending as integers."""
+    return not r.is_zero(), -int(r)
+
+
 class PrimeField:
     """F_p as a field for the backend-generic interpolation (exact zero test)."""
 
@@ -109,8 +131,15 @@ class PrimeField:
             [m if type(m) is int else int(m) for m in points])
 
     def roots(self, coeffs):
-        """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field).
-        Word-size primes use ``nmod_poly`` (about 3× faster than ``fmpz_mod_poly``)."""
+        """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field), the
+        roots in python-flint's order (0 first, then descending as integers).  A quadratic at p ≡ 3 mod 4
+        (every prime of the modular ladder) by :func:`_quadratic_roots`, about 10× faster
+        than python-flint's general root finder at 62 bits; word-size primes otherwise use
+        ``nmod_poly`` (about 3× faster than ``fmpz_mod_poly``)."""
+        if len(coeffs) == 3 and self.p % 4 == 3:
+            c, b, a = (self.ctx(x) for x in coeffs)
+            if not a.is_zero():
+                return _quadratic_roots(self.p, c, b, a)
         if self.p < 1 << 63:
             P = nmod_poly([int(c) for c in coeffs], self.p)
             rts = [(self.ctx(int(r)), mult) for r, mult in P.roots()]

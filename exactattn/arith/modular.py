@@ -44,11 +44,6 @@ _PRIMORIAL = fmpz(2)
 for _q in _SMALL_PRIMES:
     _PRIMORIAL *= _q
 
-#: power tables (baby and giant steps) are used up to this exponent; beyond it every power
-#: is a modular exponentiation, so a huge exponent never builds a huge table.
-TABLE_LIMIT = 1 << 36
-#: the first this many powers of a ModularImage are modular exponentiations (no tables)
-DIRECT_POWERS = 256
 
 
 def random_prime(bits: int, rng: random.Random):
@@ -131,8 +126,6 @@ class ModularImage:
             if all(not (g ** (M // q)).is_one() for q in qs):
                 break
         self.tau, self._g = tau, g
-        self._B, self._baby, self._giant, self._capacity = 1, [1], [1], 0
-        self._asked = 0
         self._columns = {}
         self._groups = {}
         self._plan = None
@@ -153,31 +146,10 @@ class ModularImage:
 
     # ------------------------------------------------------------------ powers of τ
     def power(self, K: int) -> int:
-        """τ^K mod p for K ≥ 0: two table look-ups (baby steps τ^lo, giant steps τ^(hi·B))
-        for K < TABLE_LIMIT, a modular exponentiation beyond — and for the first
-        DIRECT_POWERS calls (a small run needs few powers: building tables would cost more)."""
-        self._asked += 1
-        if K >= TABLE_LIMIT or (self._asked <= DIRECT_POWERS and K >= self._capacity):
-            return int(self.tau ** K)       # in python-flint: ~20× Python's pow at 62 bits
-        if K >= self._capacity:
-            self._build_tables(min(TABLE_LIMIT, max(K + 1, 2 * self._capacity)))
-        hi, lo = divmod(K, self._B)
-        return self._baby[lo] * self._giant[hi] % self.field.p
-
-    def _build_tables(self, capacity: int):
-        P = self.field.p
-        B = 1
-        while B * B < capacity:
-            B *= 2
-        tau = int(self.tau)
-        baby = [1] * B
-        for i in range(1, B):
-            baby[i] = baby[i - 1] * tau % P
-        step = baby[B - 1] * tau % P
-        giant = [1] * (capacity // B + 1)
-        for i in range(1, len(giant)):
-            giant[i] = giant[i - 1] * step % P
-        self._B, self._baby, self._giant, self._capacity = B, baby, giant, B * len(giant)
+        """τ^K mod p for K ≥ 0: one modular exponentiation in python-flint (about 0.8 µs at
+        62 bits, 20× Python's ``pow``; cheaper than baby-step/giant-step tables, whose
+        building cost more than the powers a run asks for, and which grew with K)."""
+        return int(self.tau ** K)
 
     def _column(self, poly, scale: int, n: int):
         """The column (τ^(scale·k))_k over the exponents of ``poly`` (cached per exponent set)."""
@@ -297,15 +269,20 @@ class ModularImage:
         (one modular inversion, Montgomery's trick); anything else as :meth:`image`."""
         P = self.field.p
         out, nums, dens, where, pairs = [None] * len(elems), [], [], [], []
-        last = weights = None
+        last = weights = checked = None
         for i, e in enumerate(elems):
             packed = getattr(e, "packed", None)
-            if packed is None or not packed[0].weighable or packed[0].Da % P == 0 \
-                    or self.L % e.L:
-                out[i] = self.image(e)          # as image() does it, or its error
+            if packed is None:
+                out[i] = self.image(e)
                 continue
-            if packed[0].n == 2:
-                pairs.append((i, packed, self.L // e.L))
+            group = packed[0]       # e.L is the group's L: the checks are the group's
+            if group is not checked:
+                if not group.weighable or group.Da % P == 0 or self.L % group.L:
+                    out[i] = self.image(e)      # as image() does it, or its error
+                    continue
+                checked = group
+            if group.n == 2:
+                pairs.append((i, packed, self.L // group.L))
                 continue
             key = (packed[0], e.L)
             if key != last:

@@ -79,10 +79,8 @@ def exponent_window(answers):
 
 def _window(answers):
     elems = [a for a in answers if isinstance(a, ExpElement)]
-    L = 1
-    for e in elems:
-        L = lcm(L, e.L)
-    spans = [_span(e, L) for e in elems]
+    L = lcm(1, *{e.L for e in elems})
+    spans = [(L // e.L) * e.exponent_span() for e in elems]
     return L, max(spans, default=0) + 1, sum(spans)
 
 
@@ -156,10 +154,6 @@ class ModularEngine:
     def describe(self):
         return {"engine": "modular", "prime_bits": self.field.p.bit_length(), "L": self.L,
                 "dlog_window": self.window, "failure_bound": str(self.failure_bound)}
-
-
-def _span(e: ExpElement, L: int) -> int:
-    return (L // e.L) * e.exponent_span()
 
 
 class RealEngine:

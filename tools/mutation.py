@@ -263,6 +263,14 @@ MUTANTS = [
      [("exactattn/learners/p2/genericity.py", "int(num[i, j]) * (D // int(den))", "int(num[i, j])")]),
     ("M78", "evaluator: integer scores taken against the first token, not the final one",
      [("exactattn/arith/exact.py", "    xN = order[-1]\n    S = []", "    xN = order[0]\n    S = []")]),
+    ("M79", "F_p quadratic roots: a non-square discriminant's false square root accepted",
+     [("exactattn/arith/fields.py", "    if s * s != disc:\n", "    if False:\n")]),
+    ("M80", "F_p quadratic roots: a double root counted once",
+     [("exactattn/arith/fields.py", "        return [(-b * inv, 2)], True", "        return [(-b * inv, 1)], True")]),
+    ("M81", "F_p quadratic roots: the square root's exponent (p − 1)/4, not (p + 1)/4",
+     [("exactattn/arith/fields.py", "    s = disc ** ((p + 1) // 4)", "    s = disc ** ((p - 1) // 4)")]),
+    ("M82", "powers of τ: one power too many",
+     [("exactattn/arith/modular.py", "        return int(self.tau ** K)", "        return int(self.tau ** (K + 1))")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -514,3 +514,36 @@ def test_exponents_beyond_every_prime_are_a_named_failure(monkeypatch):
     with pytest.raises(engines.ExponentsTooLarge) as e:
         learn_multi_head(ea.Oracle(_huge_denominator_model(10 ** 30 + 57)), 2, heads=2, seed=1)
     assert e.value.reason == "exponents-too-large"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 10 ** 6))
+def test_integer_basis_solves_are_the_two_solves(d, seed):
+    """P2 step 5 on the exact backend: U⁻¹B and W with U W Xᵀ = S from the integer inverses
+    made once are exactly the backend's two solves (the default), and satisfy the equations
+    (checked by exact products).  A wrong denominator, a transposition lost or U and X
+    swapped fails here."""
+    from exactattn.arith.base import _BasisSolves
+    rng = random.Random(seed)
+    be = ExactBackend()
+    while True:
+        U = [[rng.randint(-50, 50) for _ in range(d)] for _ in range(d)]
+        X = [[rng.randint(-50, 50) for _ in range(d)] for _ in range(d)]
+        try:
+            be.inv(U), be.inv(X)
+            break
+        except ea.errors.SingularSystem:
+            continue
+    S = [[Fraction(rng.randint(-10 ** 9, 10 ** 9), rng.randint(1, 99)) for _ in range(d)]
+         for _ in range(d)]
+    B = [[Fraction(rng.randint(-99, 99), rng.randint(1, 9))] for _ in range(d)]
+    fast, slow = be.basis_solver(U, X), _BasisSolves(be, U, X)
+    W = fast.both(S)
+    assert W == slow.both(S)
+    assert be.matmul(be.matmul(U, W), be.transpose(X)) == S
+    assert fast.left(B) == slow.left(B) and be.matmul(U, fast.left(B)) == B
+
+
+def test_integer_basis_solves_refuse_a_singular_basis():
+    with pytest.raises(ea.errors.SingularSystem, match="singular 2×2"):
+        ExactBackend().basis_solver([[1, 2], [2, 4]], [[1, 0], [0, 1]])

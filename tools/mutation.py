@@ -271,6 +271,10 @@ MUTANTS = [
      [("exactattn/arith/fields.py", "    s = disc ** ((p + 1) // 4)", "    s = disc ** ((p - 1) // 4)")]),
     ("M82", "powers of τ: one power too many",
      [("exactattn/arith/modular.py", "        return int(self.tau ** K)", "        return int(self.tau ** (K + 1))")]),
+    ("M83", "P2 step 5 in integers: X⁻¹ where X⁻ᵀ belongs",
+     [("exactattn/arith/exact.py", "            self.XT = XI.transpose()", "            self.XT = XI")]),
+    ("M84", "P2 step 5 in integers: the right-hand side's denominator dropped",
+     [("exactattn/arith/exact.py", "        P, D = self.U * num, self.dU * den", "        P, D = self.U * num, self.dU")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -128,6 +128,13 @@ class Backend(ABC):
     def solve(self, A, B):
         """X with A X = B for square A (lists of rows of scalars); raises on singular A."""
 
+    def basis_solver(self, U, X):
+        """The solves of P2's reconstruction for the bases U, X (P2, step 5; docs/design.md
+        §4.3): an object with ``left(B)`` = U⁻¹B and ``both(S)`` = W with U W Xᵀ = S, asked
+        for many B and S.  By default each is :meth:`solve` (two for ``both``); the exact
+        backend inverts U and X once in integers."""
+        return _BasisSolves(self, U, X)
+
     def inv(self, A):
         n = len(A)
         I = [[self.scalar(int(i == j)) for j in range(n)] for i in range(n)]
@@ -144,3 +151,17 @@ class Backend(ABC):
 
     def __repr__(self):
         return f"<exactattn backend {self.name}>"
+
+
+class _BasisSolves:
+    """:meth:`Backend.basis_solver` by the backend's own :meth:`~Backend.solve`."""
+
+    def __init__(self, be, U, X):
+        self.be, self.U, self.X = be, U, X
+
+    def left(self, B):
+        return self.be.solve(self.U, B)
+
+    def both(self, S):
+        be = self.be
+        return be.transpose(be.solve(self.X, be.transpose(be.solve(self.U, S))))

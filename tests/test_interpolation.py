@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from exactattn.arith.fields import PrimeField
 from exactattn.errors import NotAttention
-from exactattn.learners.p2.interpolation import (fit_rational, poly_eval, poly_values,
-                                                 solve_family)
+from exactattn.learners.p2.interpolation import (fit_rational, poles_and_residues, poly_eval,
+                                                 poly_values, solve_family)
 
 F = PrimeField((1 << 61) - 1)          # a Mersenne prime
 
@@ -128,3 +128,27 @@ def test_a_quadratic_with_no_root_in_the_field_is_refused():
     not split, so the family is not attention."""
     field = PrimeField((1 << 61) - 1)
     assert field.roots([field.one, field.zero, field.one]) == ([], False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(1, 5), st.integers(0, 6),
+       st.sampled_from(["all", "one missing", "none"]))
+def test_candidate_roots_give_the_root_finders_result(seed, n, extra, which):
+    """A matching family's roots tried first among candidates (P2 step 4): with every root
+    among them (plus others, repeated) the poles and residues are exactly those of the
+    general root finder, in its order; with one root missing, or none, it falls back to it.
+    A planted acceptance of fewer roots than the degree, or another order, fails here."""
+    rng = random.Random(seed)
+    K, heads, ys = _samples(rng, n, 2 * n + 1)
+    fit = fit_rational(F, list(range(len(ys))), ys, n)
+    roots = [-(F.one / z) for z, _ in heads]
+    others = [F.ctx(rng.randrange(1, F.p)) for _ in range(extra)]
+    if which == "all":
+        cands = roots + others + roots[:1]
+    elif which == "one missing":
+        cands = roots[1:] + others
+    else:
+        cands = others
+    rng.shuffle(cands)
+    assert poles_and_residues(F, fit, cands) == poles_and_residues(F, fit)
+    assert solve_family(F, ys, n, None, cands) == solve_family(F, ys, n)

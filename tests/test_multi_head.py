@@ -248,3 +248,24 @@ def test_low_rank_at_full_rank_is_refused_before_the_first_query():
     with pytest.raises(ea.BudgetExceeded, match="at least 47"):
         ea.learn_multi_head(orc, 4, heads=2, rank=4, seed=0)
     assert orc.queries == 0
+
+
+def test_matching_families_find_their_poles_among_products(monkeypatch):
+    """On the exact backend a matching family's poles are looked for among the products of
+    its pair's poles before any factorisation (P2 step 4): the general root finder runs on
+    the d² families I(u_i, x_j) only, not on the d² − 1 matching ones — and the run is
+    certified.  (A candidate list that never matches would leave 2d² − 1 calls.)"""
+    from exactattn.arith.fields import PrimeField
+    calls = []
+    roots = PrimeField.roots
+
+    def counted(self, coeffs):
+        calls.append(len(coeffs) - 1)
+        return roots(self, coeffs)
+    monkeypatch.setattr(PrimeField, "roots", counted)
+    d = 3
+    model = ea.random_multi_head(d, 3, seed=4)
+    res = learn_multi_head(ea.Oracle(model, backend="exact"), d, heads=3, seed=4)
+    assert res.model.head_set() == model.head_set() and res.certificate["certified"]
+    assert res.certificate["prime_sizes_tried"] == [62]
+    assert len(calls) == d * d

@@ -275,6 +275,13 @@ MUTANTS = [
      [("exactattn/arith/exact.py", "            self.XT = XI.transpose()", "            self.XT = XI")]),
     ("M84", "P2 step 5 in integers: the right-hand side's denominator dropped",
      [("exactattn/arith/exact.py", "        P, D = self.U * num, self.dU * den", "        P, D = self.U * num, self.dU")]),
+    ("M85", "matching family's poles: fewer candidate roots than the degree accepted",
+     [("exactattn/learners/p2/interpolation.py", "    if len(found) != n:\n        return None",
+       "    if not found:\n        return None")]),
+    ("M86", "matching family's poles: the candidates never tried",
+     [("exactattn/learners/p2/interpolation.py",
+       "    found = _roots_among(field, fit.Q, n, candidates) if candidates and field.exact else None",
+       "    found = None")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

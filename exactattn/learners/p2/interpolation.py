@@ -135,14 +135,31 @@ def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> Rat
         samples=len(ys), bound=max_degree)
 
 
-def poles_and_residues(field, fit: RationalFit):
+def _roots_among(field, Q, n, candidates):
+    """Q's roots as ``field.roots`` gives them, when n distinct ones lie among ``candidates``
+    (then Q, of degree n, is their product times its leading coefficient: every root is
+    simple and found); else None.  One multipoint evaluation instead of a factorisation."""
+    values = poly_values(Q, candidates, field)
+    found = {}
+    for r, q in zip(candidates, values):
+        if field.is_zero(q):
+            found.setdefault(int(r), r)
+    if len(found) != n:
+        return None
+    return [(found[k], 1) for k in sorted(found, key=lambda k: (k != 0, -k))], True
+
+
+def poles_and_residues(field, fit: RationalFit, candidates=None):
     """From G = P/Q: K and [(z_h, c_h)] with G = K + Σ c_h/(1 + m z_h) (P2; docs/design.md §4.3).
 
-    Q's roots r_h = −1/z_h must be simple and lie in the field; c_h = z_h·P(r_h)/Q'(r_h)."""
+    Q's roots r_h = −1/z_h must be simple and lie in the field; c_h = z_h·P(r_h)/Q'(r_h).
+    ``candidates`` (an exact field only: a matching family's −1/(z_a z_b)) are tried first
+    (:func:`_roots_among`); the roots, and so the result, are those of ``field.roots``."""
     n = fit.n
     if n == 0:
         return fit.P[0], []
-    roots, complete = field.roots(fit.Q)
+    found = _roots_among(field, fit.Q, n, candidates) if candidates and field.exact else None
+    roots, complete = found or field.roots(fit.Q)
     if not complete or any(mult != 1 for _, mult in roots) or len(roots) != n:
         raise NotAttention(
             f"the interpolated denominator of degree {n} does not split into {n} distinct "
@@ -160,8 +177,9 @@ def poles_and_residues(field, fit: RationalFit):
     return K, heads
 
 
-def solve_family(field, ys, max_degree: int, hint: int | None = None):
-    """Samples G(0..2H₀) of one copy-count family → (K, [(z_h, c_h)]) (P2; docs/design.md §4.3)."""
+def solve_family(field, ys, max_degree: int, hint: int | None = None, candidates=None):
+    """Samples G(0..2H₀) of one copy-count family → (K, [(z_h, c_h)]) (P2; docs/design.md
+    §4.3); ``candidates``: roots of Q to try first (:func:`poles_and_residues`)."""
     ms = list(range(len(ys)))
     fit = fit_rational(field, ms, ys, max_degree, hint)
-    return poles_and_residues(field, fit)
+    return poles_and_residues(field, fit, candidates)

@@ -101,14 +101,16 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
         if not q0.is_rational():
             raise NotAttention("F([x1]) of a single token is not a rational number: not attention")
         q0 = q0.as_rational()
-    solved = {}
+    solved, poles = {}, {}
     hint = {} if heads is None else {"n": heads}
 
     def solve(idx, fam, g0):
         ys = [engine.constant(g0)] + engine.sample_many(
             answers[1 + idx * per_fam: 1 + (idx + 1) * per_fam])
-        K, heads = solve_family(engine.field, ys, H0, hint.get("n"))
+        K, heads = solve_family(engine.field, ys, H0, hint.get("n"),
+                                _candidates(fam, poles) if engine.field.exact else None)
         hint.setdefault("n", len(heads))
+        poles[(fam.u_key, fam.x_key)] = [z for z, _ in heads]
         solved[(fam.u_key, fam.x_key)] = (engine.scalar(K),
                                           [(engine.score(z), engine.scalar(c)) for z, c in heads])
 
@@ -151,6 +153,18 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
                            "constants: not attention with these heads",
                            v=[str(x) for x in v], sum_v=[str(x) for x in total])
     return heads, v
+
+
+def _candidates(fam, poles):
+    """A matching family's likely roots of Q, −1/(z_a z_b) over the poles z_a, z_b of the two
+    families it pairs (its poles are such products, docs/design.md §4.3), when both are
+    solved; None otherwise.  Only where to look first: the roots are found either way."""
+    if fam.matches is None or any(key not in poles for key in fam.matches):
+        return None
+    first, second = (poles[key] for key in fam.matches)
+    if not first or not second:
+        return None
+    return [-1 / (za * zb) for za in first for zb in second]
 
 
 def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False,

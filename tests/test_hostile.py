@@ -47,6 +47,7 @@ def files(tmp_path_factory):
     (d / "good.json").write_text(_model("1/2"))
     (d / "badquery.json").write_text('[["1_000"]]')
     (d / "query.json").write_text('[["1"]]')
+    (d / "overflow.json").write_text('[[1e200]]')       # its score 1.5e400 overflows float64
     (d / "longquery.json").write_text("[[%s]]" % ("1" * 5001))
     real = '{"entries": "real", "heads": [{"W": [["%s"]], "v": ["1"]}]%s}'
     (d / "realgood.json").write_text(real % ("1.5", ""))

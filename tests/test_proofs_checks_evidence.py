@@ -259,6 +259,9 @@ def test_missing_cvxpy_skips_only_the_optional_baseline(monkeypatch, capsys):
     assert not any("baseline" in line for line in out.verdict.details)   # nothing ran of it
     _replay(monkeypatch, out)                   # the command on this very outcome
     assert main(["check", "P1-T5.1", "--quick", "--no-out", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["check", "P1-T5.1", "--quick", "--no-out"]) == 0
+    assert BASELINE_SKIPPED in capsys.readouterr().out      # said without -v too
 
 
 @pytest.mark.slow

@@ -391,6 +391,32 @@ def test_links_point_at_files_that_ship(page):
     assert not missing, missing
 
 
+_TEST_REF = re.compile(r"`(tests/test_\w+\.py)::(test_\w+)")
+_TEST_NAME = re.compile(r"`(test_\w+)[`\[(]")
+
+
+def missing_tests(text: str):
+    """Tests a page names that do not exist: ``tests/test_x.py::test_y`` must be defined in
+    that file, a bare ``test_y`` in some test file."""
+    sources = {f.name: f.read_text(encoding="utf-8") for f in (ROOT / "tests").glob("test_*.py")}
+    out = [f"{f}::{name}" for f, name in _TEST_REF.findall(text)
+           if f"def {name}(" not in sources.get(Path(f).name, "")]
+    out += [name for name in _TEST_NAME.findall(text)
+            if not any(f"def {name}(" in src for src in sources.values())]
+    return out
+
+
+@pytest.mark.parametrize("page", [README] + sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_pages_name_only_tests_that_exist(page):
+    assert not missing_tests(page.read_text(encoding="utf-8"))
+
+
+def test_the_test_name_check_sees_a_removed_test():
+    text = ("`tests/test_core.py::test_no_such_test`, `test_links_point_at_files_that_ship`, "
+            "`test_nor_this_one`")
+    assert missing_tests(text) == ["tests/test_core.py::test_no_such_test", "test_nor_this_one"]
+
+
 def test_the_link_check_sees_a_dangling_link(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("see [there](nowhere.md) and [design](https://example.org/x)\n")

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import SingularSystem
+from ..errors import QueryError, SingularSystem
 from .numbers import to_rational
 from .base import Backend
 
@@ -68,11 +68,18 @@ class FloatBackend(Backend):
         return np.array(self.tokens(tokens), dtype=np.float64)
 
     def attention(self, X, heads) -> float:
+        """F(X) in float64 (softmax shifted by its largest score); a query whose scores or
+        values leave float64's range is refused (QueryError), not answered nan or inf."""
         total = 0.0
-        for W, v in heads:
-            s = X @ (W @ X[-1])
-            w = np.exp(s - s.max())
-            total += float(w @ (X @ v) / w.sum())
+        with np.errstate(over="ignore", invalid="ignore"):
+            for W, v in heads:
+                s = X @ (W @ X[-1])
+                w = np.exp(s - s.max())
+                total += float(w @ (X @ v) / w.sum())
+        if not math.isfinite(total):
+            raise QueryError("float64 overflows on this query (a score or value beyond "
+                             "±1.8e308, the answer would be nan or inf): use the mp or exact "
+                             "backend, or smaller tokens")
         return total
 
     def solve(self, A, B):

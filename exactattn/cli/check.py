@@ -132,7 +132,7 @@ def _print_row(row, verbose):
           f"{cert:13}  {row['sizes']}")
     lines = row["details"] + row["notes"] if verbose else \
         [d for d in row["details"] if d.startswith(("FAILED", "error", "not checked"))] + \
-        [n for n in row["notes"] if n.startswith("NOT CHECKED")]
+        [n for n in row["notes"] if n.startswith(("NOT CHECKED", "optional"))]
     for line in lines:
         print(f"      {line}")
     sys.stdout.flush()

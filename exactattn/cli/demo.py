@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import MAX_BOX, dump, int_in
+from ._common import MAX_BOX, dump, int_in, seed_int
 
 
 def register(sub):
@@ -15,7 +15,7 @@ def register(sub):
                        description=__doc__.split("\n\n")[0].split(": ", 1)[1])
     p.add_argument("--dim", type=int_in(1, 8), default=2, help="token dimension d (default 2)")
     p.add_argument("--heads", type=int_in(1, 4), default=2, help="number of heads H (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the model and the learner")
     p.add_argument("--box", type=int_in(1, MAX_BOX), default=None,
                    help="query vectors from {-B…B}^d (default 5: small exponents to read)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -15,7 +15,7 @@ from ._common import add_backend_args, read_json
 def register(sub):
     p = sub.add_parser("eval", help="evaluate a model on a query")
     p.add_argument("model", help="model JSON (from `exactattn model random`)")
-    p.add_argument("query", help="query JSON: a list of token vectors")
+    p.add_argument("query", help="query file (JSON): a list of token vectors")
     add_backend_args(p)
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.add_argument("--force", action="store_true",

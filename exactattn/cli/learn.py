@@ -13,6 +13,7 @@ with status 1 and its reason; bad arguments exit with status 2.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -165,6 +166,10 @@ def _check_args(a):
     if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
         raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
                          "low-rank")
+    if a.certificate is not None and a.save and \
+            os.path.realpath(a.certificate) == os.path.realpath(a.save):
+        raise ValueError(f"--certificate and --save name the same file {a.save}: the second "
+                         f"write would replace the first; give two paths")
     if (a.certify_unique or a.unique_families is not None) and (
             a.variant != "multi-head" or a.backend != "exact" or
             a.schedule not in (None, "p2")):

@@ -1,4 +1,4 @@
-"""`exactattn model random|show|canonical|from-torch`: make, read and convert models
+"""`exactattn model random|show|canonical|compare|from-torch`: make, read and convert models
 (model JSON: docs/design.md §1 models, §7 CLI, §9 foreign models).
 
 * ``random --dim D --heads H --seed S [--real]`` — a seeded random multi-head model as JSON;

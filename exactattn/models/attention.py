@@ -175,7 +175,11 @@ class MultiHeadAttention:
 
     @property
     def is_rational(self) -> bool:
-        return all(h.is_rational for h in self.heads)
+        """Every head's entries are Fractions (computed once: the heads are a tuple)."""
+        r = getattr(self, "_rational", None)     # (a model pickled before the cache)
+        if r is None:
+            r = self._rational = all(h.is_rational for h in self.heads)
+        return r
 
     def __call__(self, tokens, backend="exact", dps=None):
         """F(X) on a backend; exact: an element of Q(e^{1/L}) (docs/design.md §2)."""

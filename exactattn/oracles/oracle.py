@@ -258,12 +258,12 @@ class Oracle:
         if self._validating:
             self.validation_queries += 1
             if self.record:
-                self.validation_transcript.append((tuple(tuple(t) for t in clean), answer))
+                self.validation_transcript.append((tuple(map(tuple, clean)), answer))
             return answer
         self.queries += 1
         self.max_length = max(self.max_length, len(clean))
         if self.record:
-            self.transcript.append((tuple(tuple(t) for t in clean), answer))
+            self.transcript.append((tuple(map(tuple, clean)), answer))
         return answer
 
     @property

@@ -311,13 +311,16 @@ class _IntegerBasisSolves:
 
     def left(self, B):
         num, den = self._integers(B)
-        P, D = self.U * num, self.dU * den
-        return [[Fraction(int(P[i, j]), D) for j in range(P.ncols())] for i in range(P.nrows())]
+        return _over(self.U * num, self.dU * den)
 
     def both(self, S):
         if self.XT is None:
             XI, self.dX = self._inverse(self._X)
             self.XT = XI.transpose()
         num, den = self._integers(S)
-        P, D = self.U * num * self.XT, self.dU * den * self.dX
-        return [[Fraction(int(P[i, j]), D) for j in range(P.ncols())] for i in range(P.nrows())]
+        return _over(self.U * num * self.XT, self.dU * den * self.dX)
+
+
+def _over(P, D: int):
+    """The integer matrix P over the denominator D, as rows of Fractions."""
+    return [[Fraction(int(P[i, j]), D) for j in range(P.ncols())] for i in range(P.nrows())]

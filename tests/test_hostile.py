@@ -48,6 +48,12 @@ def files(tmp_path_factory):
     (d / "badquery.json").write_text('[["1_000"]]')
     (d / "query.json").write_text('[["1"]]')
     (d / "overflow.json").write_text('[[1e200]]')       # its score 1.5e400 overflows float64
+    # two heads whose outputs of about ±2·10^100 cancel to 6 (tests/test_enclosure.py)
+    (d / "cancelmodel.json").write_text(
+        '{"heads": [{"W": [["-1/2", "1/4", "3/4"], ["3/4", "3/4", "-3/4"], ["-1/4", "-3/4", "0"]],'
+        ' "v": ["2", "2", "3/2"]}, {"W": [["3/4", "-1/2", "-3/4"], ["0", "-3/4", "3/4"],'
+        ' ["0", "0", "1/4"]], "v": ["-2", "2", "1/2"]}]}')
+    (d / "cancelquery.json").write_text('[["1e100", 1, 1]]')
     (d / "longquery.json").write_text("[[%s]]" % ("1" * 5001))
     real = '{"entries": "real", "heads": [{"W": [["%s"]], "v": ["1"]}]%s}'
     (d / "realgood.json").write_text(real % ("1.5", ""))

@@ -8,6 +8,7 @@ unless --force; an answer too large to reduce is printed unreduced (``"reduced":
 from __future__ import annotations
 
 import json
+import sys
 
 from ._common import add_backend_args, read_json
 
@@ -86,5 +87,128 @@ def run(args):
         r = y.reduce()
         out["L"] = r.L
         out["reduced"] = r.is_reduced
-    print(json.dumps(out) if args.json else f"{out['value']}\n≈ {out['approx']}")
+    if be.name != "exact" and model.heads:
+        failed = _error_bound(model, read_json(args.query, "query"), y, be, out)
+        if failed:
+            sys.stderr.write(f"exactattn eval: {failed}\n")
+            if args.json:
+                print(json.dumps(out))
+            return 1
+    lines = [out["value"], f"≈ {out['approx']}"]
+    if "error_bound" in out:
+        lines.append(f"|error| ≤ {out['error_bound']} (certified: ball arithmetic at the "
+                     f"numbers as written)")
+    print(json.dumps(out) if args.json else "\n".join(lines))
     return 0
+
+
+def _exact_entry(x):
+    """A query entry as the number written: ints, "p/q" and decimal text exactly, a JSON
+    float as its binary value (the entries :func:`_tokens` accepted)."""
+    if isinstance(x, str):
+        if "/" in x:
+            from ..models.attention import strict_rational
+            return strict_rational(x)
+        from fractions import Fraction
+        from ..arith.numbers import decimal_parts
+        man, exp = decimal_parts(x)
+        return Fraction(man) * Fraction(10) ** exp
+    return x
+
+
+#: the most dps a "use --dps N" hint tries (each try an mp evaluation and its check)
+HINT_TRIES = 4
+
+
+def _digits(be) -> int:
+    """The digits an mp / float answer must have: half the backend's (dps/2 on mp, 8 of
+    float64's 16)."""
+    return be.dps // 2 if be.name == "mp" else 8
+
+
+def _check(model, data, exact, be, y=None):
+    """:func:`~exactattn.models.enclosure.answer_error` of ``be``'s answer (computed when
+    ``y`` is None) against F(X) at the exact query ``exact``."""
+    from ..models.enclosure import answer_error
+    if y is None:
+        y = model(_tokens(data, be), be)
+    bits = be.ctx.prec if be.name == "mp" else 53
+    return answer_error([(h.W, h.v) for h in model.heads], exact, y, _digits(be), 2 * bits + 64)
+
+
+def _error_bound(model, data, y, be, out):
+    """Certify the mp / float answer ``y`` (docs/design.md §2.7): its error against F(X) at
+    the numbers as written, bounded in ball arithmetic, must be below 10^−k of |F(X)| (or of
+    the values' size S when F(X) ≠ 0 is not shown), k = :func:`_digits`.  Records the bound
+    in ``out``; returns the named failure line, or None."""
+    exact = [[_exact_entry(x) for x in t] for t in data]
+    r = _check(model, data, exact, be, y)
+    out["error_bound"] = _show(r.bound)
+    out["certified_digits"] = r.digits if r.ok else None
+    if r.ok:
+        return None
+    at = f"dps={be.dps}" if be.name == "mp" else "float64"
+    value = r.value.str(12)
+    if not r.decided:
+        return (f"uncertified: the {be.name} answer at {at} could not be bounded to {r.digits} "
+                f"digits (F(X) ∈ {value} at {r.prec} bits, |error| ≤ {out['error_bound']}); "
+                f"use --backend exact for rational input")
+    dps = _passing_dps(model, data, exact, r, be.dps if be.name == "mp" else 16)
+    flag = "--dps" if be.name == "mp" else "--backend mp --dps"
+    if dps:
+        hint = f"{flag} {dps} passes this check"
+    else:
+        from ._common import MAX_DPS
+        need = _hint_start(r, be.dps if be.name == "mp" else 16)
+        hint = (f"about {flag} {need} would be needed, beyond the {MAX_DPS} allowed"
+                if need > MAX_DPS else f"no {flag} up to {8 * need} passed this check")
+    return (f"precision-lost: the {be.name} answer {out['approx']} at {at} is off by up to "
+            f"{out['error_bound']}, more than 10^-{r.digits} of {r.relative_to} (F(X) ∈ "
+            f"{value}, certified): cancellation lost the digits; {hint}, or use --backend "
+            f"exact for rational input")
+
+
+def _show(b) -> str:
+    """An exact upper bound (an arb point) as three significant digits rounded up, so the
+    printed number is still a bound."""
+    from fractions import Fraction
+    man, exp = (int(x) for x in b.man_exp())
+    q = Fraction(man) * Fraction(2) ** exp
+    if q == 0:
+        return "0"
+    e = len(str(q.numerator // q.denominator)) - 1 if q >= 1 else \
+        -len(str(q.denominator // q.numerator))
+    while Fraction(10) ** e > q:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= q:
+        e += 1
+    digits = -(-q * Fraction(10) ** (2 - e) // 1)            # ceil: 100 … 1000
+    return f"{digits / 100:.2f}e{e:+d}" if digits < 1000 else f"1.00e{e + 1:+d}"
+
+
+def _hint_start(r, dps: int) -> int:
+    """A first dps to try (display only): an evaluation at D digits errs by about 10^−D·C,
+    C the size of its intermediate values (at least S, and at least the error seen times
+    10^dps), and passes when that is below 10^(−D/2)·|F(X)|: D ≈ 2·log10(C/|F(X)|) + 10;
+    twice dps when F(X) ≠ 0 is not shown."""
+    import mpmath
+    if r.relative_to != "|F(X)|":
+        return 2 * dps
+    size = (lambda b: mpmath.mpf(b.mid().str(20, radius=False)))
+    C = max(size(r.values), size(r.bound) * mpmath.mpf(10) ** dps)
+    return max(dps + 10, 2 * int(mpmath.ceil(mpmath.log10(C / size(r.value.abs_lower())))) + 10)
+
+
+def _passing_dps(model, data, exact, r, dps: int):
+    """The least dps tried that passes the check — :func:`_hint_start`, then doubled, at
+    most HINT_TRIES times and MAX_DPS — or None: a hint re-derived, not guessed."""
+    from ..arith import get_backend
+    from ._common import MAX_DPS
+    D = _hint_start(r, dps)
+    for _ in range(HINT_TRIES):
+        if D > MAX_DPS:
+            return None
+        if _check(model, data, exact, get_backend("mp", D)).ok:
+            return D
+        D *= 2
+    return None

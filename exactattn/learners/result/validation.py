@@ -51,6 +51,7 @@ from __future__ import annotations
 import random
 
 from ...errors import OutOfClass
+from ...models.enclosure import output_ball
 
 __all__ = ["default_count", "validation_count", "max_length", "validation_shapes",
            "validation_query", "validate", "output_ball", "MAX_DISTINCT", "FORCED_DISTINCT"]
@@ -239,27 +240,3 @@ def _radius(prec, answer):
     from fractions import Fraction
     from ...arith.numbers import exact_fraction
     return Fraction(prec.radius(exact_fraction(answer)))
-
-
-def output_ball(heads, radius, tokens):
-    """A ball containing F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i for every model whose
-    parameters lie within ``radius`` of ``heads`` entrywise — numbers, or balls (arb) that
-    already hold them, with ``radius`` 0 — (flint's working precision;
-    each head's scores shifted by one exact real, which cancels in the ratio)."""
-    from flint import arb
-
-    from ...arith.ball import ball
-    X = [[ball(x) for x in t] for t in tokens]
-    xN = X[-1]
-    total = arb(0)
-    for W, v in heads:
-        Wb = [[ball(w, radius) for w in row] for row in W]
-        vb = [ball(x, radius) for x in v]
-        Wx = [sum((w * x for w, x in zip(row, xN)), arb(0)) for row in Wb]
-        scores = [sum((a * b for a, b in zip(t, Wx)), arb(0)) for t in X]
-        shift = max(s.mid() for s in scores)
-        weights = [(s - shift).exp() for s in scores]
-        values = [sum((a * b for a, b in zip(vb, t)), arb(0)) for t in X]
-        total += sum((w * y for w, y in zip(weights, values)), arb(0)) / \
-            sum(weights, arb(0))
-    return total

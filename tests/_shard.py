@@ -85,6 +85,7 @@ COST = {
     "test_core.py": (1.3, 43, 2.5, 4),
     "test_demo.py": (0.2, 8, 4.2, 2),
     "test_economy_prob1_trust.py": (0.0, 1, 4.6, 10),
+    "test_enclosure.py": (1.0, 8, 0.0, 0),
     "test_examples.py": (0.0, 2, 22.3, 9),
     "test_expfield.py": (0.9, 21, 15.9, 15),
     "test_fibre_checker.py": (4.0, 23, 0.0, 0),

@@ -122,6 +122,9 @@ def test_eval_names_lost_digits_and_a_dps_that_passes(capsys, cancelling_files, 
     assert rc == 1 and out == "" and err.count("\n") == 1
     assert err.startswith("exactattn eval: precision-lost: ") and "Traceback" not in err
     dps = int(re.search(r"--dps (\d+) passes", err).group(1))
+    rc, out, _ = _eval(capsys, *cancelling_files, *backend, "--json")
+    assert rc == 1 and json.loads(out)["error"] == "precision-lost"
+    assert json.loads(out)["certified_digits"] is None
     rc, out, err = _eval(capsys, *cancelling_files, "--backend", "mp", "--dps", str(dps),
                          "--json")
     assert rc == 0 and err == ""

@@ -91,13 +91,14 @@ def run(args):
         failed = _error_bound(model, read_json(args.query, "query"), y, be, out)
         if failed:
             sys.stderr.write(f"exactattn eval: {failed}\n")
+            out["error"] = failed.split(":", 1)[0]
             if args.json:
                 print(json.dumps(out))
             return 1
     lines = [out["value"], f"≈ {out['approx']}"]
     if "error_bound" in out:
-        lines.append(f"|error| ≤ {out['error_bound']} (certified: ball arithmetic at the "
-                     f"numbers as written)")
+        lines.append(f"|error| ≤ {out['error_bound']} (certified by ball arithmetic, at the "
+                     f"query as written and the model as read)")
     print(json.dumps(out) if args.json else "\n".join(lines))
     return 0
 
@@ -138,9 +139,10 @@ def _check(model, data, exact, be, y=None):
 
 def _error_bound(model, data, y, be, out):
     """Certify the mp / float answer ``y`` (docs/design.md §2.7): its error against F(X) at
-    the numbers as written, bounded in ball arithmetic, must be below 10^−k of |F(X)| (or of
-    the values' size S when F(X) ≠ 0 is not shown), k = :func:`_digits`.  Records the bound
-    in ``out``; returns the named failure line, or None."""
+    the query as written (the model's parameters as read), bounded in ball arithmetic, must
+    be below 10^−k of |F(X)| (or of the values' size S when F(X) ≠ 0 is not shown),
+    k = :func:`_digits`.  Records the bound in ``out``; returns the named failure line, or
+    None."""
     exact = [[_exact_entry(x) for x in t] for t in data]
     r = _check(model, data, exact, be, y)
     out["error_bound"] = _show(r.bound)

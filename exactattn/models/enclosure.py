@@ -4,9 +4,9 @@
 :func:`output_ball` encloses F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i (P1 §2, P2 §2) for
 every model within a radius of given parameters; each head's scores are shifted by one exact
 real, which cancels in the ratio.  :func:`answer_error` bounds, with no rounding trusted,
-how far an mp or float answer lies from the exact F(X) at the numbers as written (rationals,
-decimals and binary floats read exactly), raising the working precision until the bound
-decides whether the answer has the digits asked:
+how far an mp or float answer lies from the exact F(X) at the query as written (rationals,
+decimals and binary floats read exactly) and the model's parameters as it holds them, raising
+the working precision until the bound decides whether the answer has the digits asked:
 
 * relative to |F(X)| when F(X) ≠ 0 is shown;
 * otherwise (F(X) = 0, or too small to separate from 0 at the largest precision tried)

@@ -23,11 +23,14 @@ def _cmd(*args):
 def test_ctrl_c_exits_130_quietly():
     # a foreground command in a terminal has SIGINT at its default; a suite started in the
     # background by a non-interactive shell inherits it ignored, so set it as a terminal would
-    p = subprocess.Popen(_cmd("learn", "multi-head", "--dim", "24", "--heads", "8", "--quiet",
+    # a run of well over 3 s (about 10 s at (40, 8); (24, 8) ended in under 4 s once the
+    # learner got faster, and a SIGINT during the interpreter's exit kills it, status −2)
+    p = subprocess.Popen(_cmd("learn", "multi-head", "--dim", "40", "--heads", "8", "--quiet",
                               "--force"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3)
+    assert p.poll() is None, "the run ended before Ctrl-C could be sent"
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert p.returncode == cli.INTERRUPTED == 130

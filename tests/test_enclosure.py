@@ -20,7 +20,8 @@ from exactattn.models.enclosure import answer_error, output_ball
 # heads whose outputs cancel: v_1 + v_2 = (0, 4, 2), so F([x]) = v·x = 4·x_1 + 2·x_2 for one
 # token while each head alone is about ±2·x_0
 CANCELLING = ea.MultiHeadAttention([
-    ([[Fraction(-1, 2), Fraction(1, 4), Fraction(3, 4)], [Fraction(3, 4), Fraction(3, 4), Fraction(-3, 4)],
+    ([[Fraction(-1, 2), Fraction(1, 4), Fraction(3, 4)],
+      [Fraction(3, 4), Fraction(3, 4), Fraction(-3, 4)],
       [Fraction(-1, 4), Fraction(-3, 4), 0]], [2, 2, Fraction(3, 2)]),
     ([[Fraction(3, 4), Fraction(-1, 2), Fraction(-3, 4)], [0, Fraction(-3, 4), Fraction(3, 4)],
       [0, 0, Fraction(1, 4)]], [-2, 2, Fraction(1, 2)])])
@@ -145,3 +146,4 @@ def test_eval_prints_the_bound_of_a_good_answer(capsys, tmp_path):
     bound = mpmath.mpf(lines[2].split()[2])
     exact = _exact(m, [[1, -2, Fraction(1, 2)], [Fraction(1, 4), 1, 3]], 30)
     assert abs(mpmath.mpf(lines[0]) - exact) <= bound <= abs(exact) * 1e-8
+

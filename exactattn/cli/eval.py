@@ -71,7 +71,8 @@ def run(args):
         where, _ = _first_real_entry(model.heads)
         raise ValueError(f"{args.model} has real entries ({where}); the exact backend needs "
                          f"rationals (use --backend mp or float)")
-    toks = _tokens(read_json(args.query, "query"), be)
+    data = read_json(args.query, "query")
+    toks = _tokens(data, be)
     if be.name == "exact" and model.is_rational and toks and model.dim is not None:
         from ..learners.p2.cost import check_budget, estimate_answer
         from ..models.attention import validate_tokens
@@ -88,7 +89,7 @@ def run(args):
         out["L"] = r.L
         out["reduced"] = r.is_reduced
     if be.name != "exact" and model.heads:
-        failed = _error_bound(model, read_json(args.query, "query"), y, be, out)
+        failed = _error_bound(model, data, y, be, out)
         if failed:
             sys.stderr.write(f"exactattn eval: {failed}\n")
             out["error"] = failed.split(":", 1)[0]
@@ -155,13 +156,13 @@ def _error_bound(model, data, y, be, out):
         return (f"uncertified: the {be.name} answer at {at} could not be bounded to {r.digits} "
                 f"digits (F(X) ∈ {value} at {r.prec} bits, |error| ≤ {out['error_bound']}); "
                 f"use --backend exact for rational input")
-    dps = _passing_dps(model, data, exact, r, be.dps if be.name == "mp" else 16)
+    from ._common import MAX_DPS
+    need = _hint_start(r, be.dps if be.name == "mp" else 16)
+    dps = _passing_dps(model, data, exact, need)
     flag = "--dps" if be.name == "mp" else "--backend mp --dps"
     if dps:
         hint = f"{flag} {dps} passes this check"
     else:
-        from ._common import MAX_DPS
-        need = _hint_start(r, be.dps if be.name == "mp" else 16)
         hint = (f"about {flag} {need} would be needed, beyond the {MAX_DPS} allowed"
                 if need > MAX_DPS else f"no {flag} up to {8 * need} passed this check")
     return (f"precision-lost: the {be.name} answer {out['approx']} at {at} is off by up to "
@@ -201,12 +202,13 @@ def _hint_start(r, dps: int) -> int:
     return max(dps + 10, 2 * int(mpmath.ceil(mpmath.log10(C / size(r.value.abs_lower())))) + 10)
 
 
-def _passing_dps(model, data, exact, r, dps: int):
-    """The least dps tried that passes the check — :func:`_hint_start`, then doubled, at
-    most HINT_TRIES times and MAX_DPS — or None: a hint re-derived, not guessed."""
+def _passing_dps(model, data, exact, start: int):
+    """The least dps tried that passes the check — ``start`` (:func:`_hint_start`), then
+    doubled, at most HINT_TRIES times and MAX_DPS — or None: a hint re-derived, not
+    guessed."""
     from ..arith import get_backend
     from ._common import MAX_DPS
-    D = _hint_start(r, dps)
+    D = start
     for _ in range(HINT_TRIES):
         if D > MAX_DPS:
             return None

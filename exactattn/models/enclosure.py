@@ -62,8 +62,8 @@ class AnswerError:
     """The verdict of :func:`answer_error`: ``ok`` when the answer is within 10^−digits of
     ``scale`` (|F(X)|, or S when F(X) ≠ 0 is not shown, ``relative_to`` says which);
     ``bound`` an upper bound of |answer − F(X)| (an arb point), ``value`` the enclosure of
-    F(X), ``values`` the enclosure of S, ``prec`` the bits it took, ``decided`` False when the largest precision left the
-    question open (then ``ok`` is False)."""
+    F(X), ``values`` the enclosure of S, ``prec`` the bits it took, ``decided`` False when
+    the largest precision left the question open (then ``ok`` is False)."""
 
     ok: bool
     decided: bool

@@ -14,6 +14,7 @@ from flint import arb, ctx as flint_ctx
 from hypothesis import given, settings, strategies as st
 
 import exactattn as ea
+from exactattn.cli.eval import _show
 from exactattn.cli.main import main
 from exactattn.models.enclosure import answer_error, output_ball
 
@@ -147,3 +148,15 @@ def test_eval_prints_the_bound_of_a_good_answer(capsys, tmp_path):
     exact = _exact(m, [[1, -2, Fraction(1, 2)], [Fraction(1, 4), 1, 3]], 30)
     assert abs(mpmath.mpf(lines[0]) - exact) <= bound <= abs(exact) * 1e-8
 
+
+@settings(max_examples=200, deadline=None)
+@given(man=st.integers(1, 2 ** 80), exp=st.integers(-40000, 40000))
+def test_a_printed_bound_is_rounded_up_to_three_digits(man, exp):
+    b = arb((man, exp))                                   # an exact point, as abs_upper gives
+    q = Fraction(man) * Fraction(2) ** exp
+    text = _show(b)
+    mant, _, e = text.partition("e")
+    shown = Fraction(mant) * Fraction(10) ** int(e)
+    assert q <= shown < q * Fraction(101, 100)           # still a bound, and within 1%
+    assert Fraction(1) <= Fraction(mant) < 10 and len(mant) == 4
+    assert _show(arb(0)) == "0"

@@ -54,6 +54,7 @@ def files(tmp_path_factory):
         ' "v": ["2", "2", "3/2"]}, {"W": [["3/4", "-1/2", "-3/4"], ["0", "-3/4", "3/4"],'
         ' ["0", "0", "1/4"]], "v": ["-2", "2", "1/2"]}]}')
     (d / "cancelquery.json").write_text('[["1e100", 1, 1]]')
+    (d / "cancelhuge.json").write_text('[["1e9999", 1, 1]]')   # ±2·10^9999 cancel to 6
     (d / "longquery.json").write_text("[[%s]]" % ("1" * 5001))
     real = '{"entries": "real", "heads": [{"W": [["%s"]], "v": ["1"]}]%s}'
     (d / "realgood.json").write_text(real % ("1.5", ""))

@@ -179,8 +179,9 @@ def _show(b) -> str:
     q = Fraction(man) * Fraction(2) ** exp
     if q == 0:
         return "0"
-    e = len(str(q.numerator // q.denominator)) - 1 if q >= 1 else \
-        -len(str(q.denominator // q.numerator))
+    # log10(2) < 30103/100000: a first decimal exponent from the bit lengths (no str() of
+    # a 10 000-digit integer, which Python refuses), then corrected exactly
+    e = (q.numerator.bit_length() - q.denominator.bit_length()) * 30103 // 100000
     while Fraction(10) ** e > q:
         e -= 1
     while Fraction(10) ** (e + 1) <= q:

@@ -14,7 +14,7 @@ from flint import arb, ctx as flint_ctx
 from hypothesis import given, settings, strategies as st
 
 import exactattn as ea
-from exactattn.cli.eval import _show
+from exactattn.arith.numbers import lower_decimal, upper_decimal
 from exactattn.cli.main import main
 from exactattn.models.enclosure import answer_error, output_ball
 
@@ -149,14 +149,31 @@ def test_eval_prints_the_bound_of_a_good_answer(capsys, tmp_path):
     assert abs(mpmath.mpf(lines[0]) - exact) <= bound <= abs(exact) * 1e-8
 
 
-@settings(max_examples=200, deadline=None)
-@given(man=st.integers(1, 2 ** 80), exp=st.integers(-40000, 40000))
-def test_a_printed_bound_is_rounded_up_to_three_digits(man, exp):
-    b = arb((man, exp))                                   # an exact point, as abs_upper gives
+@settings(max_examples=300, deadline=None)
+@given(man=st.integers(-2 ** 80, 2 ** 80), exp=st.integers(-40000, 40000),
+       digits=st.integers(1, 8), kind=st.sampled_from(["arb", "mpf", "fraction"]))
+def test_a_printed_bound_is_rounded_up(man, exp, digits, kind):
+    """upper_decimal never prints below its argument (a printed error bar stays a bound),
+    within one unit in the last of ``digits`` significant digits, over 2^±40000."""
     q = Fraction(man) * Fraction(2) ** exp
-    text = _show(b)
-    mant, _, e = text.partition("e")
-    shown = Fraction(mant) * Fraction(10) ** int(e)
-    assert q <= shown < q * Fraction(101, 100)           # still a bound, and within 1%
-    assert Fraction(1) <= Fraction(mant) < 10 and len(mant) == 4
-    assert _show(arb(0)) == "0"
+    x = {"arb": lambda: arb((man, exp)), "mpf": lambda: mpmath.mpf((man, exp)),
+         "fraction": lambda: q}[kind]()
+    text = upper_decimal(x, digits)
+    shown = Fraction(text)
+    mant = text.partition("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    assert q <= shown and len(mant) <= digits
+    below = Fraction(lower_decimal(x, digits))       # an assumption's print: toward −∞
+    assert below <= q
+    if q:
+        assert abs(shown - q) <= abs(q) * Fraction(1, 10 ** (digits - 1))
+        assert abs(below - q) <= abs(q) * Fraction(1, 10 ** (digits - 1))
+    assert upper_decimal(arb(0)) == upper_decimal(Fraction(0)) == "0"
+
+
+def test_fixed_and_scientific_forms_of_a_bound():
+    assert [upper_decimal(x) for x in (Fraction(1, 3), Fraction(-1, 3), 12, Fraction(999_999, 1000),
+                                       Fraction(1, 10 ** 6), 1000)] == \
+        ["0.334", "-0.333", "12", "1e+3", "1e-6", "1e+3"]
+    assert upper_decimal(mpmath.inf) == "+inf" and upper_decimal(arb("inf")) == "inf"
+    assert [lower_decimal(x) for x in (Fraction(1, 3), Fraction(-1, 3), Fraction(999_999, 1000))] \
+        == ["0.333", "-0.334", "999"]

@@ -15,6 +15,7 @@ from flint import arb
 import exactattn as ea
 from exactattn.arith.ball import BallBackend, BallField, ball
 from exactattn.arith.mp import MIN_DPS, MPBackend
+from exactattn.arith.numbers import exact_fraction
 from exactattn.errors import IllConditioned, LearningFailure, UnresolvedHeads
 from exactattn.learners.result.compare import parameter_error
 from exactattn.learners.p2.enclosure import enclosure_contains
@@ -151,6 +152,11 @@ def test_float64_oracle_at_default_settings():
     assert parameter_error(model, res.heads, dps=60) <= res.error_bar.bound
     res = learn_multi_head(Oracle(model, backend="float"), 2, heads=2, seed=0)
     assert parameter_error(model, res.heads) <= res.error_bar.bound
+    # the printed bar and the JSON one are rounded up: never below the certified bound
+    bound = exact_fraction(res.error_bar.bound)
+    printed = str(res.error_bar).split()[0].lstrip("±")
+    assert bound <= Fraction(printed) <= bound * Fraction(101, 100)
+    assert bound <= Fraction(res.error_bar.summary()["bound"])
 
 
 @pytest.mark.parametrize("d", range(3, 9))

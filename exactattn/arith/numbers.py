@@ -14,7 +14,8 @@ import re
 from fractions import Fraction
 
 __all__ = ["exact_fraction", "to_rational", "to_matrix", "to_vector", "parse_rational", "format_rational",
-           "is_rational_like", "decimal_parts", "decimal_mpf", "shown", "brief",
+           "is_rational_like", "decimal_parts", "decimal_mpf", "shown", "brief", "upper_decimal",
+           "lower_decimal",
            "NumberTooLarge", "MAX_INT_DIGITS", "MAX_REAL_DIGITS", "MAX_EXPONENT"]
 
 # Limits on numbers written as text (model JSON entries, a file's dps, noise levels τ;
@@ -228,6 +229,53 @@ def exact_fraction(y) -> Fraction:
         q = Fraction(man) * (Fraction(2) ** exp)
         return -q if sign else q
     return Fraction(float(y))
+
+
+def upper_decimal(x, digits: int = 3) -> str:
+    """``x`` in decimal with ``digits`` significant digits, rounded toward +∞, so that a
+    printed upper bound (an error bar, an evaluation's error) is still an upper bound
+    (docs/honesty.md, "Printed bounds"); rounding to nearest could print a number below it.
+    ``x``: an int, Fraction, float, mpmath mpf or python-flint arb (its midpoint — pass an
+    upper point).  Scientific notation outside 10^-4 ≤ |x| < 10^digits, trailing zeros cut;
+    the decimal exponent comes from bit lengths (no str() of a 10 000-digit integer)."""
+    if hasattr(x, "man_exp") and callable(x.man_exp):             # a python-flint arb
+        if not x.is_finite():
+            return "inf"
+        man, exp = (int(t) for t in x.man_exp())
+        q = Fraction(man) * Fraction(2) ** exp
+    elif hasattr(x, "_mpf_") and x._mpf_[1] == 0 and x._mpf_[2] != 0 or \
+            isinstance(x, float) and x != x or isinstance(x, float) and abs(x) == float("inf"):
+        return str(x)                                             # inf / nan: not a number
+    else:
+        q = exact_fraction(x)
+    if q == 0:
+        return "0"
+    a = abs(q)
+    # log10(2) < 30103/100000: a first exponent from the bit lengths, then corrected exactly
+    e = (a.numerator.bit_length() - a.denominator.bit_length()) * 30103 // 100000
+    while Fraction(10) ** e > a:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= a:
+        e += 1
+    n = -(-q * Fraction(10) ** (digits - 1 - e) // 1)             # ceil, |n| < 10^digits + 1
+    if abs(n) == 10 ** digits:
+        n, e = n // 10, e + 1
+    sign, body = ("-" if n < 0 else ""), str(abs(n))
+    if -4 <= e < digits:                        # fixed: n·10^-scale, scale ≥ 0 places
+        scale = digits - 1 - e
+        padded = body.rjust(scale + 1, "0")
+        text = f"{padded[:len(padded) - scale]}.{padded[len(padded) - scale:]}" if scale else body
+        return sign + (text.rstrip("0").rstrip(".") if scale else text)
+    frac = body[1:].rstrip("0")
+    return f"{sign}{body[0]}{'.' + frac if frac else ''}e{e:+d}"
+
+
+def lower_decimal(x, digits: int = 3) -> str:
+    """``x`` rounded toward −∞ (:func:`upper_decimal` mirrored): how an *assumption* such as a
+    noise level τ is printed, so that a statement "holds for every answer within ±τ" never
+    claims more than was assumed."""
+    text = upper_decimal(-x, digits)
+    return text[1:] if text.startswith("-") else text if text in ("0", "nan") else "-" + text
 
 
 def format_rational(q) -> str:

@@ -144,9 +144,10 @@ def _error_bound(model, data, y, be, out):
     be below 10^−k of |F(X)| (or of the values' size S when F(X) ≠ 0 is not shown),
     k = :func:`_digits`.  Records the bound in ``out``; returns the named failure line, or
     None."""
+    from ..arith.numbers import upper_decimal
     exact = [[_exact_entry(x) for x in t] for t in data]
     r = _check(model, data, exact, be, y)
-    out["error_bound"] = _show(r.bound)
+    out["error_bound"] = upper_decimal(r.bound)
     out["certified_digits"] = r.digits if r.ok else None
     if r.ok:
         return None
@@ -169,25 +170,6 @@ def _error_bound(model, data, y, be, out):
             f"{out['error_bound']}, more than 10^-{r.digits} of {r.relative_to} (F(X) ∈ "
             f"{value}, certified): cancellation lost the digits; {hint}, or use --backend "
             f"exact for rational input")
-
-
-def _show(b) -> str:
-    """An exact upper bound (an arb point) as three significant digits rounded up, so the
-    printed number is still a bound."""
-    from fractions import Fraction
-    man, exp = (int(x) for x in b.man_exp())
-    q = Fraction(man) * Fraction(2) ** exp
-    if q == 0:
-        return "0"
-    # log10(2) < 30103/100000: a first decimal exponent from the bit lengths (no str() of
-    # a 10 000-digit integer, which Python refuses), then corrected exactly
-    e = (q.numerator.bit_length() - q.denominator.bit_length()) * 30103 // 100000
-    while Fraction(10) ** e > q:
-        e -= 1
-    while Fraction(10) ** (e + 1) <= q:
-        e += 1
-    digits = -(-q * Fraction(10) ** (2 - e) // 1)            # ceil: 100 … 1000
-    return f"{digits / 100:.2f}e{e:+d}" if digits < 1000 else f"1.00e{e + 1:+d}"
 
 
 def _hint_start(r, dps: int) -> int:

@@ -15,6 +15,7 @@ import random
 import time
 from fractions import Fraction
 
+from ...arith.numbers import lower_decimal
 from ...errors import ConditionsNotMet, LearningFailure
 from ...oracles.oracle import as_oracle
 from ..p1.noisy import _check_tolerance, _short
@@ -151,7 +152,7 @@ def _attach_error_bar(result, schedule, answers, be, H, tau):
                                 working_dps=be.dps,
                                 constant=bound / ctx.mpf(tau) if tau else None,
                                 enclosure=[p[0] for p in pairs],
-                                assumes=f"every answer within ±{mpmath.nstr(tau, 3)} of an "
+                                assumes=f"every answer within ±{lower_decimal(tau)} of an "
                                         f"attention model with exactly {H} canonical heads",
                                 details={"prec_bits": bits})
 

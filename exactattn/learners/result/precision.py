@@ -55,6 +55,7 @@ import mpmath
 
 from ...arith.ball import BallBackend, ball, upper_mpf
 from ...arith.mp import MIN_DPS
+from ...arith.numbers import upper_decimal
 from ...errors import IllConditioned
 
 __all__ = ["OraclePrecision", "ErrorBar", "infer_precision", "stated_precision",
@@ -318,7 +319,7 @@ class ErrorBar:
 
     def summary(self) -> dict:
         import mpmath
-        return {"bound": mpmath.nstr(self.bound, 6), "method": self.method,
+        return {"bound": upper_decimal(self.bound, 6), "method": self.method,
                 "rigorous": self.rigorous, "precision": self.precision.describe(),
                 "constant": None if self.constant is None else mpmath.nstr(self.constant, 6),
                 "working_dps": self.working_dps, "assumes": self.assumes,
@@ -327,7 +328,7 @@ class ErrorBar:
     def __str__(self):
         import mpmath
         kind = "certified enclosure" if self.rigorous else "first-order C·η, not rigorous"
-        return f"±{mpmath.nstr(self.bound, 3)} ({kind}; {self.precision})"
+        return f"±{upper_decimal(self.bound)} ({kind}; {self.precision})"
 
 
 def _as_mpf(x):
@@ -364,9 +365,9 @@ def check_accuracy(bar, accuracy, sep):
     need = prec.scaled(float(accuracy) / float(bound))
     fix = f"; {prec.remedy}" if prec.remedy else ""
     raise IllConditioned(
-        f"the error bar {mpmath.nstr(bound, 3)} ({bar.method}) exceeds the asked accuracy "
+        f"the error bar {upper_decimal(bound)} ({bar.method}) exceeds the asked accuracy "
         f"{accuracy}: the oracle precision {prec} is not enough (about {float(need.eta):.2g}, "
         f"{need.digits} digits, would be, the bar scaling linearly){fix}",
-        error_bar=mpmath.nstr(bound, 6),
+        error_bar=upper_decimal(bound, 6),
         accuracy=str(accuracy), precision=prec.describe(),
         needed_precision=f"{float(need.eta):.3g}", pole_separation=sep, method=bar.method)

@@ -309,8 +309,13 @@ def test_a_bad_tau_retries(monkeypatch):
     assert tried[0]["outcome"] != "ok" and tried[-1]["outcome"] == "ok"
 
 
-def test_a_pivot_vanishing_mod_p_retries(monkeypatch):
-    _plant_first(monkeypatch, PrimeField, "solve", lambda self, orig, A, b: None)
+@pytest.mark.parametrize("step", ["rational_fit", "solve"])
+def test_a_fit_failing_mod_p_retries(monkeypatch, step):
+    """A fit that fails at the first prime (the Euclid fit of a word-size prime, or a pivot
+    of the linearised systems vanishing mod p) is retried at the next size."""
+    if step == "solve":                    # the systems serve the primes above 2^63
+        monkeypatch.setattr(PrimeField, "rational_fit", lambda self, ys, n: NotImplemented)
+    _plant_first(monkeypatch, PrimeField, step, lambda self, orig, *a: None)
     tried = _learn_small()
     assert tried[0] == {"prime_bits": 62, "outcome": "not-attention",
                         "message": tried[0]["message"]}
@@ -351,6 +356,7 @@ def test_a_wrong_image_is_caught_by_certification(monkeypatch):
 @pytest.mark.slow
 def test_a_failure_is_named_only_after_every_size(monkeypatch):
     monkeypatch.setattr(PrimeField, "solve", lambda self, A, b: None)
+    monkeypatch.setattr(PrimeField, "rational_fit", lambda self, ys, n: None)
     model = ea.random_multi_head(2, 2, seed=1)
     with pytest.raises(ea.LearningFailure) as e:
         learn_multi_head(ea.Oracle(model), 2, heads=2, seed=1)

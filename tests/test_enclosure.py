@@ -14,7 +14,7 @@ from flint import arb, ctx as flint_ctx
 from hypothesis import given, settings, strategies as st
 
 import exactattn as ea
-from exactattn.arith.numbers import lower_decimal, upper_decimal
+from exactattn.arith.numbers import exact_fraction, lower_decimal, upper_decimal
 from exactattn.cli.main import main
 from exactattn.models.enclosure import answer_error, output_ball
 
@@ -156,8 +156,15 @@ def test_a_printed_bound_is_rounded_up(man, exp, digits, kind):
     """upper_decimal never prints below its argument (a printed error bar stays a bound),
     within one unit in the last of ``digits`` significant digits, over 2^±40000."""
     q = Fraction(man) * Fraction(2) ** exp
-    x = {"arb": lambda: arb((man, exp)), "mpf": lambda: mpmath.mpf((man, exp)),
-         "fraction": lambda: q}[kind]()
+    old = flint_ctx.prec
+    flint_ctx.prec = 128                                  # 81-bit mantissas held exactly
+    try:
+        x = {"arb": lambda: arb((man, exp)), "mpf": lambda: mpmath.mpf((man, exp)),
+             "fraction": lambda: q}[kind]()
+    finally:
+        flint_ctx.prec = old
+    if kind == "mpf":
+        q = exact_fraction(x)                             # mpf rounds to its own precision
     text = upper_decimal(x, digits)
     shown = Fraction(text)
     mant = text.partition("e")[0].lstrip("-").replace(".", "").lstrip("0")

@@ -15,6 +15,18 @@ from exactattn.learners.p2.interpolation import (fit_rational, poles_and_residue
 F = PrimeField((1 << 61) - 1)          # a Mersenne prime
 
 
+class SystemsField(PrimeField):
+    """F_p fitting by the linearised systems (as for the ladder's primes above 2^63): the
+    reference that the extended-Euclid fit of a word-size prime must agree with."""
+
+    def rational_fit(self, ys, max_degree):
+        return NotImplemented
+
+
+F_SYS = SystemsField(F.p)
+BOTH = pytest.mark.parametrize("field", [F, F_SYS], ids=["euclid", "systems"])
+
+
 def _horner(coeffs, m):
     acc = F.zero
     for c in reversed(coeffs):
@@ -57,16 +69,17 @@ def test_poles_and_residues_are_read_back_exactly(seed, n, extra):
     assert got_K == K and sorted(map(tuple, got), key=str) == sorted(heads, key=str)
 
 
+@BOTH
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10 ** 6), st.integers(1, 4))
-def test_the_fit_reproduces_every_sample(seed, H0):
+@given(seed=st.integers(0, 10 ** 6), H0=st.integers(1, 4))
+def test_the_fit_reproduces_every_sample(field, seed, H0):
     """Arbitrary samples (no rational function behind them): whatever type ≤ H₀ is returned
     fits every sample with Q(m) ≠ 0, checked here by Horner; or NotAttention."""
     rng = random.Random(seed)
     ys = [F.ctx(rng.randrange(F.p)) for _ in range(2 * H0 + 1)]
     ms = list(range(len(ys)))
     try:
-        fit = fit_rational(F, ms, ys, H0)
+        fit = fit_rational(field, ms, ys, H0)
     except NotAttention:
         return
     for m, y in zip(ms, ys):
@@ -74,17 +87,72 @@ def test_the_fit_reproduces_every_sample(seed, H0):
         assert not q.is_zero() and _horner(fit.P, F.ctx(m)) == y * q
 
 
-def test_a_sample_beyond_the_square_system_is_checked():
+@BOTH
+def test_a_sample_beyond_the_square_system_is_checked(field):
     """Type 1 on the first three samples, the fifth changed: the type-1 solution fits the
     three it was solved on but not the fifth, so it must be refused (a planted check that
     skips the samples past the square system returns it).  Type 2 then is S·(P₁, Q₁) with
     S(4) = 0, so Q vanishes at the fifth sample and is refused too (a planted check that
     skips Q(m) ≠ 0 returns it): no type ≤ 2 fits."""
     K, heads, ys = _samples(random.Random(7), 1, 5)
-    assert fit_rational(F, list(range(5)), ys, 2, hint=1).n == 1
+    assert fit_rational(field, list(range(5)), ys, 2, hint=1).n == 1
     ys[4] = ys[4] + 1
     with pytest.raises(NotAttention, match="not a rational function of type"):
-        fit_rational(F, list(range(5)), ys, 2, hint=1)
+        fit_rational(field, list(range(5)), ys, 2, hint=1)
+
+
+def _structured(rng, H0, kind):
+    """Samples at m = 0…N−1, N = 2H₀+1…2H₀+3, of the kinds that decide a fit: a type-n
+    function (K = 0 allowed), one with a polynomial part, one whose pole sits on a node,
+    one sample changed, or no function at all."""
+    N = 2 * H0 + 1 + rng.randrange(3)
+    n = rng.randrange(H0 + 2)
+    K = F.ctx(rng.randrange(F.p)) if rng.randrange(3) else F.zero
+    zs = [F.ctx(rng.randrange(1, F.p)) for _ in range(n)]
+    cs = [F.ctx(rng.randrange(1, F.p)) for _ in range(n)]
+    if kind == "node-pole" and zs:
+        zs[0] = -F.one / F.ctx(rng.randrange(1, N))
+    slope = F.ctx(rng.randrange(1, F.p)) if kind == "polynomial" else F.zero
+    ys = []
+    for m in range(N):
+        dens = [1 + m * z for z in zs]
+        ys.append(K + slope * m + sum((c / d for c, d in zip(cs, dens) if not d.is_zero()),
+                                      F.zero))
+    if kind == "changed":
+        ys[rng.randrange(N)] += F.ctx(rng.randrange(1, F.p))
+    if kind == "random":
+        ys = [F.ctx(rng.randrange(F.p)) for _ in range(N)]
+    return ys
+
+
+def _fit_or_refusal(field, ys, H0, hint):
+    try:
+        fit = fit_rational(field, list(range(len(ys))), ys, H0, hint)
+    except NotAttention as e:
+        return str(e)
+    return fit.P, fit.Q, fit.n
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 10 ** 9), H0=st.integers(1, 5),
+       kind=st.sampled_from(["function", "polynomial", "node-pole", "changed", "random"]),
+       hint=st.sampled_from([None, 0, 1, 2, 3]))
+def test_the_euclid_fit_is_the_linearised_systems_fit(seed, H0, kind, hint):
+    """docs/design.md §4.3: on every kind of samples the extended-Euclid fit returns the very
+    P, Q and n that the linearised systems accept first, or refuses exactly when they do."""
+    ys = _structured(random.Random(seed), H0, kind)
+    assert _fit_or_refusal(F, ys, H0, hint) == _fit_or_refusal(F_SYS, ys, H0, hint)
+
+
+def test_extra_samples_beyond_the_type_are_held_to_the_fit():
+    """Seven samples of a type-3 function asked as type ≤ 1: the Euclid denominator has
+    degree above 1 and no type-1 fit exists (a planted fit that skips the degree check
+    returns one)."""
+    K, heads, ys = _samples(random.Random(5), 3, 7)
+    for field in (F, F_SYS):
+        with pytest.raises(NotAttention, match="not a rational function of type"):
+            fit_rational(field, list(range(7)), ys, 1)
+        assert fit_rational(field, list(range(7)), ys, 3).n == 3
 
 
 def _flint_roots(field, coeffs):

@@ -14,7 +14,7 @@ import functools
 from fractions import Fraction
 from math import isqrt
 
-from flint import fmpz_mod_ctx, fmpz_mod_mat, fmpz_mod_poly_ctx, nmod_poly
+from flint import fmpz_mod_ctx, fmpz_mod_mat, fmpz_mod_poly_ctx, nmod_mat, nmod_poly
 
 
 __all__ = ["PrimeField", "RealField", "prime_field", "rational_reconstruction"]
@@ -85,6 +85,52 @@ def _flint_order(r):
     return not r.is_zero(), -int(r)
 
 
+@functools.lru_cache(maxsize=64)
+def _nodes(p: int, n: int):
+    """For the nodes 0…n−1 of F_p (p < 2^63): M(m) = Π (m − i) and the inverse of the
+    Vandermonde matrix [i^j] (coefficients of the interpolating polynomial from its values)."""
+    M = nmod_poly([1], p)
+    for i in range(n):
+        M *= nmod_poly([-i % p, 1], p)
+    V = nmod_mat([[pow(i, j, p) for j in range(n)] for i in range(n)], p)
+    return M, V.inv()
+
+
+def euclid_fit(p: int, ys, max_degree: int):
+    """The reduced rational function P/Q with Q(0) = 1 and deg P, deg Q ≤ ``max_degree``
+    through the points (i, ys[i]), i = 0…N−1, over F_p (p < 2^63), or None when there is
+    none (P2, copy-count family; docs/design.md §4.3).
+
+    Rational function reconstruction by the extended Euclidean algorithm (von zur Gathen and
+    Gerhard, *Modern Computer Algebra*, §5.7): Y interpolates the samples, M = Π (m − i), and
+    the remainder sequence of (M, Y) stops at the first r_j of degree ≤ max_degree, where
+    r_j ≡ t_j·Y mod M.  Every solution of r ≡ t·Y mod M with deg r ≤ max_degree and
+    deg t ≤ N − max_degree − 1 is α·(r_j, t_j) for a polynomial α (their Lemma 5.15).  So a
+    fit exists iff t_j has degree ≤ max_degree and no root among the nodes, and it is then
+    r_j/t_j, already coprime (a common factor would be a unit mod M, giving a solution of
+    lower degree).  Returns (P, Q, n) as int lists of length n + 1, n = max(deg P, deg Q):
+    the fit that solving the linearised (2n+1)-systems for n = 0, 1, … accepts first
+    (:func:`exactattn.learners.p2.interpolation.fit_rational`; the same P, Q and n, found in
+    one pass instead of one solve per n)."""
+    N = len(ys)
+    M, Vinv = _nodes(p, N)
+    Y = nmod_poly((Vinv * nmod_mat([[int(y)] for y in ys], p)).entries(), p)
+    r0, r1, t0, t1 = M, Y, nmod_poly([], p), nmod_poly([1], p)
+    while r1.degree() > max_degree:
+        q, rem = divmod(r0, r1)
+        r0, r1, t0, t1 = r1, rem, t1, t0 - q * t1
+    r, t = r1, t1
+    if t.degree() > max_degree or t.gcd(M).degree() > 0:      # a root of t among the nodes
+        return None
+    # r_j, t_j are now coprime: g = gcd(r_j, t_j) divides t_j, so is a unit mod M, and
+    # (r_j/g, t_j/g) would be a solution of lower degree than α·(r_j, t_j)
+    inv = pow(int(t.coeffs()[0]), -1, p)
+    n = max(r.degree(), t.degree())
+    P = [int(c) * inv % p for c in r.coeffs()]
+    Q = [int(c) * inv % p for c in t.coeffs()]
+    return P + [0] * (n + 1 - len(P)), Q + [0] * (n + 1 - len(Q)), n
+
+
 class PrimeField:
     """F_p as a field for the backend-generic interpolation (exact zero test)."""
 
@@ -148,6 +194,19 @@ class PrimeField:
             rts = list(P.roots())
         found = sum(mult for _, mult in rts)
         return rts, found == P.degree()
+
+    def rational_fit(self, ys, max_degree: int):
+        """The copy-count fit through (i, ys[i]), i = 0…N−1 (:func:`euclid_fit`) as field
+        elements (P, Q, n); None when none of type ≤ (max_degree, max_degree) exists.
+        Word-size primes only: NotImplemented for larger ones (the caller solves the
+        linearised systems instead)."""
+        if self.p >= 1 << 63:
+            return NotImplemented
+        got = euclid_fit(self.p, ys, max_degree)
+        if got is None:
+            return None
+        P, Q, n = got
+        return [self.ctx(c) for c in P], [self.ctx(c) for c in Q], n
 
     def lift(self, a):
         """Rational reconstruction of a ∈ F_p, or None."""

@@ -231,23 +231,30 @@ def exact_fraction(y) -> Fraction:
     return Fraction(float(y))
 
 
-def upper_decimal(x, digits: int = 3) -> str:
-    """``x`` in decimal with ``digits`` significant digits, rounded toward +∞, so that a
-    printed upper bound (an error bar, an evaluation's error) is still an upper bound
-    (docs/honesty.md, "Printed bounds"); rounding to nearest could print a number below it.
-    ``x``: an int, Fraction, float, mpmath mpf or python-flint arb (its midpoint — pass an
-    upper point).  Scientific notation outside 10^-4 ≤ |x| < 10^digits, trailing zeros cut;
-    the decimal exponent comes from bit lengths (no str() of a 10 000-digit integer)."""
+def _exact_value(x):
+    """The exact rational value of an int, Fraction, float, mpf or arb midpoint; a string
+    for inf / nan."""
     if hasattr(x, "man_exp") and callable(x.man_exp):             # a python-flint arb
         if not x.is_finite():
             return "inf"
         man, exp = (int(t) for t in x.man_exp())
-        q = Fraction(man) * Fraction(2) ** exp
-    elif hasattr(x, "_mpf_") and x._mpf_[1] == 0 and x._mpf_[2] != 0 or \
-            isinstance(x, float) and x != x or isinstance(x, float) and abs(x) == float("inf"):
+        return Fraction(man) * Fraction(2) ** exp
+    if hasattr(x, "_mpf_") and x._mpf_[1] == 0 and x._mpf_[2] != 0 or \
+            isinstance(x, float) and (x != x or abs(x) == float("inf")):
         return str(x)                                             # inf / nan: not a number
-    else:
-        q = exact_fraction(x)
+    return exact_fraction(x)
+
+
+def upper_decimal(x, digits: int = 3) -> str:
+    """``x`` in decimal with ``digits`` significant digits, rounded toward +∞, so that a
+    printed upper bound (an error bar, an evaluation's error) is still an upper bound
+    (docs/honesty.md, "Printed bounds"); rounding to nearest could print a number below it.
+    ``x``: an int, Fraction, float, mpmath mpf or an exact python-flint arb point (a ball
+    with a radius raises ValueError: pass its upper end).  Scientific notation outside 10^-4 ≤ |x| < 10^digits, trailing zeros cut;
+    the decimal exponent comes from bit lengths (no str() of a 10 000-digit integer)."""
+    q = _exact_value(x)
+    if isinstance(q, str):
+        return q
     if q == 0:
         return "0"
     a = abs(q)
@@ -274,8 +281,11 @@ def lower_decimal(x, digits: int = 3) -> str:
     """``x`` rounded toward −∞ (:func:`upper_decimal` mirrored): how an *assumption* such as a
     noise level τ is printed, so that a statement "holds for every answer within ±τ" never
     claims more than was assumed."""
-    text = upper_decimal(-x, digits)
-    return text[1:] if text.startswith("-") else text if text in ("0", "nan") else "-" + text
+    q = _exact_value(x)
+    if isinstance(q, str):
+        return q
+    text = upper_decimal(-q, digits)            # negated exactly (an arb would round)
+    return text[1:] if text.startswith("-") else text if text == "0" else "-" + text
 
 
 def format_rational(q) -> str:

@@ -114,12 +114,23 @@ def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> Rat
     """Reduced rational interpolant of type ≤ (max_degree, max_degree) with Q(0) = 1 (P2;
     docs/design.md §4.3).  Raises NotAttention when no type ≤ H₀ fits every sample.
 
+    On F_p with a word-size prime and the nodes 0…N−1 (every copy-count family) the field's
+    ``rational_fit`` (:func:`exactattn.arith.fields.euclid_fit`, extended Euclid) returns
+    the same fit in one pass; the linearised systems below serve larger primes and the reals.
+
     ``hint`` (e.g. the pole count of a previous family) is tried first: a type-n solution
     from a *nonsingular* system that fits every sample is already reduced, because a
     lower type n' < n would make the n-system singular (multiply P and Q by any
     S with deg S ≤ n − n', S(0) = 1)."""
     if len(ms) != len(ys) or len(ms) < 2 * max_degree + 1:
         raise ValueError(f"need {2 * max_degree + 1} samples for type ({max_degree}, {max_degree})")
+    own = getattr(field, "rational_fit", None)
+    if own is not None and ms == list(range(len(ms))):
+        got = own(ys, max_degree)
+        if got is not NotImplemented:
+            if got is None:
+                _no_fit(len(ys), max_degree)
+            return RationalFit(*got)
     ms = [field.from_int(m) if isinstance(m, int) else m for m in ms]
     if hint is not None and 0 <= hint <= max_degree:
         fit = _try_degree(field, ms, ys, hint)
@@ -129,10 +140,14 @@ def fit_rational(field, ms, ys, max_degree: int, hint: int | None = None) -> Rat
         fit = _try_degree(field, ms, ys, n)
         if fit is not None and _fits_all(field, fit, ms, ys):
             return fit
+    _no_fit(len(ys), max_degree)
+
+
+def _no_fit(samples: int, max_degree: int):
     raise NotAttention(
         f"the copy-count samples are not a rational function of type ≤ ({max_degree}, "
         f"{max_degree}): the oracle is not attention with ≤ {max_degree} heads",
-        samples=len(ys), bound=max_degree)
+        samples=samples, bound=max_degree)
 
 
 def _roots_among(field, Q, n, candidates):

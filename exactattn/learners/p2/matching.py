@@ -47,10 +47,19 @@ def match(ref, fam, sumfam, close, shared_u: bool, label):
     # exact: the matching family's heads as a set, so a candidate is one look-up (equality
     # of exact rationals is their hash-consistent ==); mp / float compare each within tol
     table = {(s_c, c_c) for s_c, c_c in sumfam} if getattr(close, "exact", False) else None
+    # exact, shared u: the heads b with c_b = c_a by one look-up (in increasing b), not H²
+    # comparisons; else every head of the family
+    pool = lambda c_a: range(len(fam))  # noqa: E731
+    if table is not None and shared_u:
+        by_c = {}
+        for b, (_, c_b) in enumerate(fam):
+            by_c.setdefault(c_b, []).append(b)
+        pool = lambda c_a: by_c.get(c_a, ())  # noqa: E731
     cands_of = []
     for s_a, c_a in ref:
         cands = []
-        for b, (s_b, c_b) in enumerate(fam):
+        for b in pool(c_a):
+            s_b, c_b = fam[b]
             if shared_u and not close(c_b, c_a):
                 continue
             want_c = c_a if shared_u else c_a + c_b

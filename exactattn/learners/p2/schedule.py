@@ -67,8 +67,20 @@ def _key(combo, env) -> tuple:
 def expand_structure(d: int, structure=None):
     """The families of `structure` (default :data:`STRUCTURE`) in order, as
     (u_key, x_key, matches) with 0-based keys; `matches` is None or
-    ((u_key, x_key), (u_key, x_key)) (docs/design.md §4.3)."""
-    structure = STRUCTURE if structure is None else structure
+    ((u_key, x_key), (u_key, x_key)) (docs/design.md §4.3).  The default structure's is
+    expanded once per d (every run and its statement build a schedule)."""
+    if structure is not None:
+        return list(_expand(d, structure))
+    hit = _EXPANDED.get(d)
+    if hit is None or hit[0] is not STRUCTURE:       # (a structure swapped in is re-read)
+        hit = _EXPANDED[d] = (STRUCTURE, _expand(d, STRUCTURE))
+    return list(hit[1])
+
+
+_EXPANDED = {}
+
+
+def _expand(d: int, structure) -> tuple:
     out = []
     for block in structure["blocks"]:
         names = [lp[0] for lp in block["loops"]]
@@ -80,7 +92,7 @@ def expand_structure(d: int, structure=None):
                 if match is not None:
                     match = tuple((_key(u, env), _key(x, env)) for u, x in match)
                 out.append((_key(fam["u"], env), _key(fam["x"], env), match))
-    return out
+    return tuple(out)
 
 
 def _add(a, b):

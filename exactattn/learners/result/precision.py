@@ -326,7 +326,6 @@ class ErrorBar:
                 **{k: v for k, v in self.details.items() if isinstance(v, (str, int, bool))}}
 
     def __str__(self):
-        import mpmath
         kind = "certified enclosure" if self.rigorous else "first-order C·η, not rigorous"
         return f"±{upper_decimal(self.bound)} ({kind}; {self.precision})"
 

@@ -184,3 +184,16 @@ def test_fixed_and_scientific_forms_of_a_bound():
     assert upper_decimal(mpmath.inf) == "+inf" and upper_decimal(arb("inf")) == "inf"
     assert [lower_decimal(x) for x in (Fraction(1, 3), Fraction(-1, 3), Fraction(999_999, 1000))] \
         == ["0.333", "-0.334", "999"]
+
+
+def test_the_json_error_bar_is_a_double_at_or_above_the_bound():
+    """`learn --json`'s error_bar_value: float() of an mpf bound rounds to nearest, possibly
+    below it; the value is moved up to the next double then."""
+    from exactattn.cli.learn import _number
+    with mpmath.workprec(200):
+        below = mpmath.mpf(0.1) + mpmath.mpf(2) ** -80       # float() rounds it down to 0.1
+        assert Fraction(_number(below)) < exact_fraction(below)
+        assert exact_fraction(below) <= Fraction(_number(below, up=True)) \
+            < exact_fraction(below) + Fraction(1, 10 ** 16)
+        exact = mpmath.mpf(0.25)
+        assert _number(exact, up=True) == 0.25

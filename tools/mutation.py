@@ -322,6 +322,8 @@ MUTANTS = [
      [("exactattn/learners/result/validation.py",
        "        if first is not None and first([(tokens, answer)], be) is None:",
        "        if first is not None:")]),
+    ("M100", "learn --json: the error bar as the nearest double, possibly below the bound",
+     [("exactattn/cli/learn.py", "        f = math.nextafter(f, math.inf)", "        f = f")]),
     ("M92", "an assumption (a noise level τ) printed rounded up, claiming more than assumed",
      [("exactattn/arith/numbers.py", "    text = upper_decimal(-q, digits)            # negated",
        "    return upper_decimal(q, digits)            # negated")]),

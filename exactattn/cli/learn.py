@@ -351,7 +351,7 @@ def run(a):
         # model is known, the measured error lies within the bar)
         recovered = bar is not None and bar.within(tol) and bool(err <= bar.bound)
         base["error_bar"] = None if bar is None else bar.summary()
-        base["error_bar_value"] = None if bar is None else _number(bar.bound)
+        base["error_bar_value"] = None if bar is None else _number(bar.bound, up=True)
         base["accuracy"] = float(tol)
     out = dict(base, algorithm=result.algorithm, queries=result.queries,
                max_length=result.max_length, expected_queries=result.expected_queries,
@@ -400,12 +400,20 @@ def _failed(a, base, e, oracle, seconds):
     return 1
 
 
-def _number(x):
-    """JSON number for display (None for an infinite error); decisions never use it."""
+def _number(x, up: bool = False):
+    """JSON number for display (None for an infinite error); decisions never use it.
+    ``up``: a bound, rounded up to the next double when float() rounded it below
+    (docs/honesty.md, "Printed bounds")."""
+    import math
+    from fractions import Fraction
     import mpmath
+    from ..arith.numbers import exact_fraction
     if x == mpmath.inf:
         return None
-    return float(x)
+    f = float(x)
+    if up and math.isfinite(f) and Fraction(f) < exact_fraction(x):
+        f = math.nextafter(f, math.inf)
+    return f
 
 
 def _text(x):

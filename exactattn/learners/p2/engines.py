@@ -144,7 +144,9 @@ class ModularEngine:
         """A union bound on Pr[τ is unlucky], as a Fraction D/p.  The F_p computation relies
         on the images of finitely many nonzero elements of Q(t) being nonzero: the answers'
         denominators, the pivots of each family's interpolation system (determinants of
-        size ≤ 2H₀+1 in the samples) and the differences of distinct poles.  Each has a
+        size ≤ 2H₀+1 in the samples; the Euclid fit of a word-size prime accepts and
+        refuses exactly as those systems do, docs/design.md §4.3) and the differences of
+        distinct poles.  Each has a
         numerator of degree ≤ (2H₀+2)·S, S the sum of the answers' exponent spans, and a
         polynomial of degree D has ≤ D roots among the p choices of τ.  (A prime dividing
         a rational denominator is not counted: it raises BadReduction.)  An unlucky τ can

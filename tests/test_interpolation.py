@@ -220,3 +220,30 @@ def test_candidate_roots_give_the_root_finders_result(seed, n, extra, which):
     rng.shuffle(cands)
     assert poles_and_residues(F, fit, cands) == poles_and_residues(F, fit)
     assert solve_family(F, ys, n, None, cands) == solve_family(F, ys, n)
+
+
+@pytest.mark.parametrize("bits", [62, 127])
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10 ** 9), n=st.integers(1, 6))
+def test_paired_roots_are_the_roots_of_q(bits, seed, n):
+    """Q = Π(1 + m w_a), Q_sum = Π(1 + m z_a w_a): paired_roots gives Q's roots −1/w_a in the
+    order of the z_a (word-size and larger primes).  When two heads share the solved family's
+    pole z (z_0 = z_1), Q(z m) and Q_sum have both factors in common: the gcd is not linear,
+    and the answer is None (a root finder then decides)."""
+    from exactattn.learners.p2.engines import ladder_prime
+    field = PrimeField(ladder_prime(bits)[0])
+    rng = random.Random(seed)
+    ws = [field.ctx(rng.randrange(2, field.p)) for _ in range(n)]
+    zs = [field.ctx(rng.randrange(2, field.p)) for _ in range(n)]
+
+    def prod(rs):
+        Q = [field.one]
+        for r in rs:                                  # Q · (1 + m r)
+            Q = [a + r * b for a, b in zip(Q + [field.zero], [field.zero] + Q)]
+        return Q
+    got = field.paired_roots(prod(ws), prod([z * w for z, w in zip(zs, ws)]), zs)
+    assert got == [-field.one / w for w in ws]
+    if n >= 2:
+        same = [zs[0]] + zs[:1] + zs[2:]
+        assert field.paired_roots(prod(ws), prod([z * w for z, w in zip(same, ws)]),
+                                  same) is None

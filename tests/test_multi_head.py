@@ -250,11 +250,8 @@ def test_low_rank_at_full_rank_is_refused_before_the_first_query():
     assert orc.queries == 0
 
 
-def test_matching_families_find_their_poles_among_products(monkeypatch):
-    """On the exact backend a matching family's poles are looked for among the products of
-    its pair's poles before any factorisation (P2 step 4): the general root finder runs on
-    the d² families I(u_i, x_j) only, not on the d² − 1 matching ones — and the run is
-    certified.  (A candidate list that never matches would leave 2d² − 1 calls.)"""
+def _count_root_finder(monkeypatch, paired=True):
+    """The calls of the general root finder in one certified (3, 3) run (their degrees)."""
     from exactattn.arith.fields import PrimeField
     calls = []
     roots = PrimeField.roots
@@ -263,9 +260,28 @@ def test_matching_families_find_their_poles_among_products(monkeypatch):
         calls.append(len(coeffs) - 1)
         return roots(self, coeffs)
     monkeypatch.setattr(PrimeField, "roots", counted)
+    if not paired:
+        monkeypatch.setattr(PrimeField, "paired_roots", lambda self, Q, S, zs: None)
     d = 3
     model = ea.random_multi_head(d, 3, seed=4)
     res = learn_multi_head(ea.Oracle(model, backend="exact"), d, heads=3, seed=4)
     assert res.model.head_set() == model.head_set() and res.certificate["certified"]
     assert res.certificate["prime_sizes_tried"] == [62]
-    assert len(calls) == d * d
+    return calls
+
+
+def test_matching_families_find_their_poles_among_products(monkeypatch):
+    """On the exact backend a matching family's poles are looked for among the products of
+    its pair's poles before any factorisation (P2 step 4): without the paired gcds, the
+    general root finder runs on the d² families I(u_i, x_j) only, not on the d² − 1 matching
+    ones — and the run is certified.  (A candidate list that never matches would leave
+    2d² − 1 calls.)"""
+    assert len(_count_root_finder(monkeypatch, paired=False)) == 3 * 3
+
+
+def test_a_family_paired_with_a_solved_one_needs_no_root_finder(monkeypatch):
+    """docs/design.md §4.3: every family I(u_i, x_j) but I(u_1, x_1) finds its roots by one gcd
+    per pole of the family it is paired with (gcd(Q(z_a m), Q_sum(m)) = 1 + m z_a w_a): the
+    general root finder runs once, on a degree-3 denominator, and the run is certified.
+    (Gcds that were never linear, or roots never kept, would leave d² calls.)"""
+    assert _count_root_finder(monkeypatch) == [3]

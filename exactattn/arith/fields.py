@@ -208,6 +208,27 @@ class PrimeField:
         P, Q, n = got
         return [self.ctx(c) for c in P], [self.ctx(c) for c in Q], n
 
+    def paired_roots(self, Q, Q_sum, zs):
+        """For each z in ``zs``, r·z with r the root of gcd(Q(z·m), Q_sum(m)) when that gcd is
+        linear; None as soon as one is not (P2, matching families; the candidate roots of
+        :func:`exactattn.learners.p2.recovery._paired`).  One composition and one gcd per z
+        in python-flint, about 5× cheaper than its root finder on Q at degree 8."""
+        if self.p < 1 << 63:
+            P = nmod_poly([int(c) for c in Q], self.p)
+            S = nmod_poly([int(c) for c in Q_sum], self.p)
+            scale = lambda z: nmod_poly([0, int(z)], self.p)  # noqa: E731
+        else:
+            P, S = self.poly_ctx(list(Q)), self.poly_ctx(list(Q_sum))
+            scale = lambda z: self.poly_ctx([0, z])  # noqa: E731
+        out = []
+        for z in zs:
+            g = P.compose(scale(z)).gcd(S)
+            if g.degree() != 1:
+                return None
+            c0, c1 = (self.ctx(int(c)) for c in g.coeffs())
+            out.append(-c0 / c1 * z)
+        return out
+
     def lift(self, a):
         """Rational reconstruction of a ∈ F_p, or None."""
         return rational_reconstruction(int(a), self.p)

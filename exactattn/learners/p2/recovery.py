@@ -33,7 +33,7 @@ from .cost import check_budget, estimate_multi_head, estimate_validation, heads_
 from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
                       prime_sizes, repeated_structural)
 from .inexact import run_inexact
-from .interpolation import solve_family
+from .interpolation import fit_rational, poles_and_residues
 from .matching import Close, match, pole_counts
 from .matching import certify as _certify   # a module name benchmarks/bench_core.py times
 from .schedule import published_count, published_max_length
@@ -112,14 +112,32 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
         if not q0.is_rational():
             raise NotAttention("F([x1]) of a single token is not a rational number: not attention")
         q0 = q0.as_rational()
-    solved, poles = {}, {}
+    solved, poles, fits, where = {}, {}, {}, {}
+    # each family's matching families, with the other family each pairs it with
+    partners = {}
+    for mf in fams:
+        for k, other in ((mf.matches[0], mf.matches[1]), (mf.matches[1], mf.matches[0])) \
+                if mf.matches else ():
+            partners.setdefault(k, []).append(((mf.u_key, mf.x_key), other))
     hint = {} if heads is None else {"n": heads}
+    field = engine.field
+
+    def fit_of(idx, fam, g0):
+        key = (fam.u_key, fam.x_key)
+        if key not in fits:
+            ys = [engine.constant(g0)] + engine.sample_many(
+                answers[1 + idx * per_fam: 1 + (idx + 1) * per_fam])
+            fits[key] = fit_rational(field, list(range(len(ys))), ys, H0, hint.get("n"))
+        return fits[key]
 
     def solve(idx, fam, g0):
-        ys = [engine.constant(g0)] + engine.sample_many(
-            answers[1 + idx * per_fam: 1 + (idx + 1) * per_fam])
-        K, heads = solve_family(engine.field, ys, H0, hint.get("n"),
-                                _candidates(fam, poles) if engine.field.exact else None)
+        fit = fit_of(idx, fam, g0)
+        cands = None
+        if field.exact:
+            cands = _candidates(fam, poles) or \
+                _paired(field, fam, fit, partners, where, poles, fit_of)
+        K, heads = poles_and_residues(field, fit, cands)
+        fits.pop((fam.u_key, fam.x_key))
         hint.setdefault("n", len(heads))
         poles[(fam.u_key, fam.x_key)] = [z for z, _ in heads]
         solved[(fam.u_key, fam.x_key)] = (engine.scalar(K),
@@ -127,13 +145,19 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
 
     col1 = [(i, f) for i, f in enumerate(fams) if f.ends_in_x1]
     for idx, fam in col1:
+        where[(fam.u_key, fam.x_key)] = (idx, fam, q0)
+    for idx, fam in col1:
         solve(idx, fam, q0)
     # v·u_i = K(u_i, x1) − v·x1, so v is known (docs/design.md §4.3 step 3)
     vu = [[solved[((i,), (0,))][0] - q0] for i in range(d)]
     bases = be.basis_solver(schedule.U, schedule.X)
     v = [r[0] for r in bases.left(vu)]
     rest = [(idx, fam) for idx, fam in enumerate(fams) if not fam.ends_in_x1]
-    for (idx, fam), g0 in zip(rest, _values_at(be, v, [fam.x for _, fam in rest])):
+    rest = [(idx, fam, g0) for (idx, fam), g0 in
+            zip(rest, _values_at(be, v, [fam.x for _, fam in rest]))]
+    for idx, fam, g0 in rest:
+        where[(fam.u_key, fam.x_key)] = (idx, fam, g0)
+    for idx, fam, g0 in rest:
         solve(idx, fam, g0)
 
     ref_key = ((0,), (0,))
@@ -176,6 +200,29 @@ def _candidates(fam, poles):
     if not first or not second:
         return None
     return [-1 / (za * zb) for za in first for zb in second]
+
+
+def _paired(field, fam, fit, partners, where, poles, fit_of):
+    """A family's likely roots of Q without a root finder (exact fields; docs/design.md
+    §4.3).  A matching family pairing it with an already solved family R has the poles
+    z_a w_a, head by head (z_a R's poles, w_a its own): so for each z_a,
+    gcd(Q(z_a m), Q_sum(m)) is generically the one factor 1 + m z_a w_a, whose root r gives
+    Q's root r·z_a (:meth:`~exactattn.arith.fields.PrimeField.paired_roots`).  Needs the
+    matching family's fit (taken now and kept for it); None when no such family is ready,
+    its fit fails or a gcd is not linear.  Only where to look first:
+    :func:`~.interpolation.poles_and_residues` keeps the roots only when all n are roots of
+    Q.  Only I(u_1, x_1) is then left to the root finder."""
+    if fit.n < 3 or not hasattr(field, "paired_roots"):
+        return None                         # n ≤ 2: the quadratic formula is cheaper
+    for mf_key, other in partners.get((fam.u_key, fam.x_key), ()):
+        z = poles.get(other)
+        if z and mf_key in where:
+            try:
+                fit_sum = fit_of(*where[mf_key])
+            except (BadReduction, LearningFailure):   # named when that family is solved
+                return None
+            return field.paired_roots(fit.Q, fit_sum.Q, z)
+    return None
 
 
 def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False,

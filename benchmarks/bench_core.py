@@ -143,8 +143,10 @@ def floors(d, H, oracle_seconds, repeat=200):
     at the family's 2H points, 2H divisions),
     each the minimum over ``repeat`` calls on random data.  A target below a floor's ratio
     cannot be met by any learner written over these python-flint calls; the learner's floor
-    adds images and fit for every family and the root finder for the d² families that need
-    it, before any discrete log, reconstruction or matching."""
+    adds images and fit for every family, the paired gcds (``PrimeField.paired_roots``: a
+    composition and a gcd per pole) for the d² − 1 families I(u_i, x_j) other than
+    I(u_1, x_1), and the root finder once, before any discrete log, reconstruction or
+    matching."""
     import random
     from flint import fmpz_mod_ctx, fmpz_mod_poly_ctx, nmod_mat, nmod_poly
     from exactattn.learners.p2.engines import ladder_prime
@@ -158,6 +160,18 @@ def floors(d, H, oracle_seconds, repeat=200):
     b = [rng.randrange(p) for _ in range(n)]
     from exactattn.arith.fields import _nodes
     M, Vinv = _nodes(p, n)
+
+    ws = rng.sample(range(2, p), H)
+    zs = rng.sample(range(2, p), H)
+    Q_sum = nmod_poly([1], p)
+    for z, w in zip(zs, ws):
+        Q_sum *= nmod_poly([1, z * w % p], p)
+    Q_own = nmod_poly([1], p)
+    for w in ws:
+        Q_own *= nmod_poly([1, w], p)
+
+    def paired():                       # PrimeField.paired_roots' C calls
+        return [Q_own.compose(nmod_poly([0, z], p)).gcd(Q_sum) for z in zs]
 
     def fit():
         Y = nmod_poly((Vinv * nmod_mat(n, 1, b, p)).entries(), p)
@@ -190,16 +204,19 @@ def floors(d, H, oracle_seconds, repeat=200):
         return best
 
     per = {"roots": least(Q.roots),
-           "fit": least(fit),
+           "fit": least(fit), "paired": least(paired),
            "images": least(images)}
     fams = 2 * d * d - 1
     oracle = oracle_seconds / fams
     parts = "  ".join(f"{k} {1e6 * v:.1f} µs = {v / oracle:.3f}×" for k, v in per.items())
-    # every family is imaged and fitted; the root finder runs on the d² families I(u_i, x_j)
-    # only (a matching family's roots are found among its candidates)
-    learner = (per["images"] + per["fit"] + per["roots"] * d * d / fams) / oracle
+    # every family is imaged and fitted; the root finder runs once (on I(u_1, x_1)), the
+    # paired gcds on the d² − 1 other families I(u_i, x_j), and a matching family's roots
+    # are found among its candidates (one multipoint evaluation, not counted)
+    learner = (per["images"] + per["fit"] + (per["paired"] * (d * d - 1) + per["roots"])
+               / fams) / oracle
     print(f"{str((d, H)):>8} floors per family (oracle {1e6 * oracle:.0f} µs, {fams} families): "
-          f"{parts}; the learner's floor (images + fit on every family, roots on d² of them) "
+          f"{parts}; the learner's floor (images + fit on every family, the paired gcds on "
+          f"d² − 1 of them, roots once) "
           f"= {learner:.3f}× (learner target {TARGET_RATIO}×), images "
           f"{per['images'] / oracle:.3f}× (target {IMAGES_TARGET}×)")
 

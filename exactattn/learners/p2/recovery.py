@@ -199,7 +199,9 @@ def _candidates(fam, poles):
     first, second = (poles[key] for key in fam.matches)
     if not first or not second:
         return None
-    return [-1 / (za * zb) for za in first for zb in second]
+    # −1/(z_a z_b) = (−1/z_a)(1/z_b): 2H inversions and H² products, not H² inversions
+    neg_inv, inv = [-1 / za for za in first], [1 / zb for zb in second]
+    return [a * b for a in neg_inv for b in inv]
 
 
 def _paired(field, fam, fit, partners, where, poles, fit_of):

@@ -186,14 +186,19 @@ class PrimeField:
             c, b, a = (self.ctx(x) for x in coeffs)
             if not a.is_zero():
                 return _quadratic_roots(self.p, c, b, a)
+        P = self._poly(coeffs)
+        rts = list(P.roots())
         if self.p < 1 << 63:
-            P = nmod_poly([int(c) for c in coeffs], self.p)
-            rts = [(self.ctx(int(r)), mult) for r, mult in P.roots()]
-        else:
-            P = self.poly_ctx(list(coeffs))
-            rts = list(P.roots())
+            rts = [(self.ctx(int(r)), mult) for r, mult in rts]
         found = sum(mult for _, mult in rts)
         return rts, found == P.degree()
+
+    def _poly(self, coeffs):
+        """Σ coeffs[i] m^i as a python-flint polynomial: ``nmod_poly`` at word-size primes
+        (about 3× faster than ``fmpz_mod_poly``), ``fmpz_mod_poly`` above."""
+        if self.p < 1 << 63:
+            return nmod_poly([int(c) for c in coeffs], self.p)
+        return self.poly_ctx(list(coeffs))
 
     def rational_fit(self, ys, max_degree: int):
         """The copy-count fit through (i, ys[i]), i = 0…N−1 (:func:`euclid_fit`) as field
@@ -213,16 +218,10 @@ class PrimeField:
         linear; None as soon as one is not (P2, matching families; the candidate roots of
         :func:`exactattn.learners.p2.recovery._paired`).  One composition and one gcd per z
         in python-flint, about 5× cheaper than its root finder on Q at degree 8."""
-        if self.p < 1 << 63:
-            P = nmod_poly([int(c) for c in Q], self.p)
-            S = nmod_poly([int(c) for c in Q_sum], self.p)
-            scale = lambda z: nmod_poly([0, int(z)], self.p)  # noqa: E731
-        else:
-            P, S = self.poly_ctx(list(Q)), self.poly_ctx(list(Q_sum))
-            scale = lambda z: self.poly_ctx([0, z])  # noqa: E731
+        P, S = self._poly(Q), self._poly(Q_sum)
         out = []
         for z in zs:
-            g = P.compose(scale(z)).gcd(S)
+            g = P.compose(self._poly([0, z])).gcd(S)
             if g.degree() != 1:
                 return None
             c0, c1 = (self.ctx(int(c)) for c in g.coeffs())

@@ -49,16 +49,15 @@ def match(ref, fam, sumfam, close, shared_u: bool, label):
     table = {(s_c, c_c) for s_c, c_c in sumfam} if getattr(close, "exact", False) else None
     # exact, shared u: the heads b with c_b = c_a by one look-up (in increasing b), not H²
     # comparisons; else every head of the family
-    pool = lambda c_a: range(len(fam))  # noqa: E731
+    by_c = None
     if table is not None and shared_u:
         by_c = {}
         for b, (_, c_b) in enumerate(fam):
             by_c.setdefault(c_b, []).append(b)
-        pool = lambda c_a: by_c.get(c_a, ())  # noqa: E731
     cands_of = []
     for s_a, c_a in ref:
         cands = []
-        for b in pool(c_a):
+        for b in range(len(fam)) if by_c is None else by_c.get(c_a, ()):
             s_b, c_b = fam[b]
             if shared_u and not close(c_b, c_a):
                 continue

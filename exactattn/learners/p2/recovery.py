@@ -116,9 +116,10 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
     # each family's matching families, with the other family each pairs it with
     partners = {}
     for mf in fams:
-        for k, other in ((mf.matches[0], mf.matches[1]), (mf.matches[1], mf.matches[0])) \
-                if mf.matches else ():
-            partners.setdefault(k, []).append(((mf.u_key, mf.x_key), other))
+        if mf.matches:
+            a, b = mf.matches
+            partners.setdefault(a, []).append(((mf.u_key, mf.x_key), b))
+            partners.setdefault(b, []).append(((mf.u_key, mf.x_key), a))
     hint = {} if heads is None else {"n": heads}
     field = engine.field
 
@@ -153,12 +154,10 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
     bases = be.basis_solver(schedule.U, schedule.X)
     v = [r[0] for r in bases.left(vu)]
     rest = [(idx, fam) for idx, fam in enumerate(fams) if not fam.ends_in_x1]
-    rest = [(idx, fam, g0) for (idx, fam), g0 in
-            zip(rest, _values_at(be, v, [fam.x for _, fam in rest]))]
-    for idx, fam, g0 in rest:
+    for (idx, fam), g0 in zip(rest, _values_at(be, v, [fam.x for _, fam in rest])):
         where[(fam.u_key, fam.x_key)] = (idx, fam, g0)
-    for idx, fam, g0 in rest:
-        solve(idx, fam, g0)
+    for idx, fam in rest:
+        solve(*where[(fam.u_key, fam.x_key)])
 
     ref_key = ((0,), (0,))
     H_star = pole_counts(fams, solved, ref_key)

@@ -338,14 +338,15 @@ def test_a_wrong_reconstruction_retries(monkeypatch):
 
 def test_a_wrong_image_is_caught_by_certification(monkeypatch):
     """An image off by one on one answer (the last of the first family taken at the first
-    prime; the learner takes a family's images at once): nothing modular is trusted without
-    the exact certification; the next size succeeds."""
+    prime, in both of its runs: matching in F_p, then lifting every family; the learner takes
+    a family's images at once): nothing modular is trusted without the exact certification;
+    the next size succeeds."""
     planted = []
 
     def bad(self, orig, elems):
         out = orig(self, elems)
-        if not planted:
-            planted.append(len(elems))
+        if not planted or elems[0] is planted[0]:
+            planted[:] = [elems[0]]
             out[-1] = out[-1] + 1
         return out
     _plant_first(monkeypatch, modular.ModularImage, "images", bad)

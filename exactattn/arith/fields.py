@@ -173,8 +173,9 @@ class PrimeField:
         copy-count family; docs/design.md §4.3)."""
         if not points:
             return []
-        return self.poly_ctx(list(coeffs)).multipoint_evaluate(
-            [m if type(m) is int else int(m) for m in points])
+        # the points as they come (elements of this field or ints): converting them to int
+        # first cost more than the evaluation saved (21 against 13 µs at 64 points)
+        return self.poly_ctx(list(coeffs)).multipoint_evaluate(list(points))
 
     def roots(self, coeffs):
         """Roots in F_p of Σ coeffs[i] m^i with multiplicities; (roots, all_in_field), the

@@ -13,6 +13,8 @@ shared by the P2 learner (:mod:`.multi_head`) and the schedules beyond P2 (:mod:
 
 from __future__ import annotations
 
+import operator
+
 from ...errors import AmbiguousMatching, CollidingPoles, InvisibleHead, NotAttention
 from ..result.precision import approximate_tolerances, backend_precision
 
@@ -36,10 +38,12 @@ class Close:
         return abs(a - b) <= self.tol * (1 + abs(a) + abs(b))
 
 
-def match(ref, fam, sumfam, close, shared_u: bool, label):
+def match(ref, fam, sumfam, close, shared_u: bool, label, join=operator.add):
     """For each reference head a = (s_a, c_a) the unique head b of ``fam`` such that the
     matching family ``sumfam`` has a head c with s_c = s_a + s_b and
     c_c = c_a + c_b (column 1, sum of u's) or c_c = c_b = c_a (shared u) (docs/design.md §4.3).
+    ``join`` combines s_a and s_b: the sum of scores, or the product of poles z = e^s when
+    the heads are still images in F_p (exact ``close`` only).
 
     The failure named does not depend on the order of the heads: a reference head with no
     candidate → NotAttention; otherwise one with several candidates, or two reference heads
@@ -62,8 +66,9 @@ def match(ref, fam, sumfam, close, shared_u: bool, label):
             if shared_u and not close(c_b, c_a):
                 continue
             want_c = c_a if shared_u else c_a + c_b
-            if (s_a + s_b, want_c) in table if table is not None else \
-                    any(close(s_c, s_a + s_b) and close(c_c, want_c) for s_c, c_c in sumfam):
+            s_ab = join(s_a, s_b)
+            if (s_ab, want_c) in table if table is not None else \
+                    any(close(s_c, s_ab) and close(c_c, want_c) for s_c, c_c in sumfam):
                 cands.append(b)
         cands_of.append(cands)
     for cls, what, bad in ((NotAttention, "no head", lambda n: n == 0),

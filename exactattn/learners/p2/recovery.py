@@ -21,6 +21,7 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 
 from __future__ import annotations
 
+import operator
 import random
 from dataclasses import replace
 
@@ -90,20 +91,32 @@ def check_bases(be, U, X):
 
 
 # ---------------------------------------------------------------------- recovery
-def _values_at(be, v, xs):
-    """[v·x for x in xs]: the m = 0 samples G(0) = v·x of the families not ending in x₁ (P2,
-    copy-count family; docs/design.md §4.3 step 3); one exact matrix product on the exact
-    backend (a Fraction sum per entry cost 8% of a (16, 8) run)."""
-    if not xs:
+def _values_at(be, v, schedule, fams):
+    """[v·x for each family's x]: the m = 0 samples G(0) = v·x of the families not ending in
+    x₁ (P2, copy-count family; docs/design.md §4.3 step 3).  On the exact backend x is a row
+    x_j of X or a sum x_1 + x_j, so v·Xᵀ is one exact matrix product and each sample a sum of
+    its entries (one product per family cost 8% of a (16, 8) run, and the d products of
+    v·Xᵀ with a sum per family another 8% of the rest); mp / float sum each product as
+    before."""
+    if not fams:
         return []
     if be.name == "exact":
-        return be.matmul([v], be.transpose(xs))[0]
-    return [sum((a * b for a, b in zip(v, x)), be.scalar(0)) for x in xs]
+        vX = be.matmul([v], be.transpose(schedule.X))[0]
+        return [sum((vX[k] for k in fam.x_key[1:]), vX[fam.x_key[0]]) for fam in fams]
+    return [sum((a * b for a, b in zip(v, fam.x)), be.scalar(0)) for fam in fams]
 
 
-def _recover(schedule, answers, engine, be, H0, close, heads=None):
+def _recover(schedule, answers, engine, be, H0, close, heads=None, in_field=False):
     """Steps 3–5 of the module docstring; returns the canonical heads as (W, v) lists.
-    ``heads`` = H (known) makes every family try type H first (the inexact runs)."""
+    ``heads`` = H (known) makes every family try type H first (the inexact runs).
+
+    ``in_field`` (the exact engine): match the heads in F_p, poles multiplying where scores
+    add, and lift to Q only what the model needs — the poles of the d² families I(u_i, x_j)
+    (a discrete log each), the residues of column 1 and the constants of I(u_i, x_1) —
+    instead of every family's poles, residues and constant.  Equality in Q implies equality
+    in F_p, so a matching that succeeds in Q makes the same choices in F_p; a coincidence
+    modulo p can only make one fail (or a model fail certification), and the caller then
+    runs with ``in_field=False`` to name the failure (:func:`_attempt`)."""
     d = schedule.d
     fams = schedule.families
     per_fam = 2 * H0
@@ -141,8 +154,8 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
         fits.pop((fam.u_key, fam.x_key))
         hint.setdefault("n", len(heads))
         poles[(fam.u_key, fam.x_key)] = [z for z, _ in heads]
-        solved[(fam.u_key, fam.x_key)] = (engine.scalar(K),
-                                          [(engine.score(z), engine.scalar(c)) for z, c in heads])
+        solved[(fam.u_key, fam.x_key)] = (K, heads) if in_field else (
+            engine.scalar(K), [(engine.score(z), engine.scalar(c)) for z, c in heads])
 
     col1 = [(i, f) for i, f in enumerate(fams) if f.ends_in_x1]
     for idx, fam in col1:
@@ -150,32 +163,19 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
     for idx, fam in col1:
         solve(idx, fam, q0)
     # v·u_i = K(u_i, x1) − v·x1, so v is known (docs/design.md §4.3 step 3)
-    vu = [[solved[((i,), (0,))][0] - q0] for i in range(d)]
+    lift = engine.scalar if in_field else (lambda K: K)
+    vu = [[lift(solved[((i,), (0,))][0]) - q0] for i in range(d)]
     bases = be.basis_solver(schedule.U, schedule.X)
     v = [r[0] for r in bases.left(vu)]
     rest = [(idx, fam) for idx, fam in enumerate(fams) if not fam.ends_in_x1]
-    for (idx, fam), g0 in zip(rest, _values_at(be, v, [fam.x for _, fam in rest])):
+    for (idx, fam), g0 in zip(rest, _values_at(be, v, schedule, [fam for _, fam in rest])):
         where[(fam.u_key, fam.x_key)] = (idx, fam, g0)
     for idx, fam in rest:
         solve(*where[(fam.u_key, fam.x_key)])
 
     ref_key = ((0,), (0,))
     H_star = pole_counts(fams, solved, ref_key)
-    ref = solved[ref_key][1]
-    # column 1: rows i via I(u_1 + u_i, x_1)
-    col = [ref] + [match(ref, solved[((i,), (0,))][1], solved[((0, i), (0,))][1], close,
-                          False, f"I(u{i + 1}, x1)") for i in range(1, d)]
-    S = [[[None] * d for _ in range(d)] for _ in range(H_star)]
-    C = [[None] * d for _ in range(H_star)]
-    for i in range(d):
-        for a, (s, c) in enumerate(col[i]):
-            S[a][i][0], C[a][i] = s, c
-    for j in range(1, d):
-        for i in range(d):
-            got = match(col[i], solved[((i,), (j,))][1], solved[((i,), (0, j))][1], close,
-                         True, f"I(u{i + 1}, x{j + 1})")
-            for a, (s, _) in enumerate(got):
-                S[a][i][j] = s
+    S, C = _matched(d, H_star, solved, close, engine if in_field else None)
     heads = []
     for a in range(H_star):
         W = bases.both(S[a])                                  # U W Xᵀ = S_a
@@ -187,6 +187,33 @@ def _recover(schedule, answers, engine, be, H0, close, heads=None):
                            "constants: not attention with these heads",
                            v=[str(x) for x in v], sum_v=[str(x) for x in total])
     return heads, v
+
+
+def _matched(d, H_star, solved, close, engine=None):
+    """S[a][i][j] = u_iᵀW_a x_j and C[a][i] = −v_a·u_i of the reference heads a, from the
+    solved families (P2, matching families; docs/design.md §4.3 step 4): column 1's rows i
+    through I(u_1 + u_i, x_1), then each row's columns j through I(u_i, x_1 + x_j).  With
+    ``engine`` the families are in F_p (poles z = e^s, which multiply where scores add) and
+    only the chosen poles and column 1's residues are lifted to Q."""
+    join = operator.mul if engine else operator.add
+    score = engine.score if engine else (lambda s: s)
+    scalar = engine.scalar if engine else (lambda c: c)
+    ref = solved[((0,), (0,))][1]
+    # column 1: rows i via I(u_1 + u_i, x_1)
+    col = [ref] + [match(ref, solved[((i,), (0,))][1], solved[((0, i), (0,))][1], close,
+                         False, f"I(u{i + 1}, x1)", join) for i in range(1, d)]
+    S = [[[None] * d for _ in range(d)] for _ in range(H_star)]
+    C = [[None] * d for _ in range(H_star)]
+    for i in range(d):
+        for a, (s, c) in enumerate(col[i]):
+            S[a][i][0], C[a][i] = score(s), scalar(c)
+    for j in range(1, d):
+        for i in range(d):
+            got = match(col[i], solved[((i,), (j,))][1], solved[((i,), (0, j))][1], close,
+                        True, f"I(u{i + 1}, x{j + 1})", join)
+            for a, (s, _) in enumerate(got):
+                S[a][i][j] = score(s)
+    return S, C
 
 
 def _candidates(fam, poles):
@@ -292,7 +319,9 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
             engine = make_engine(be, answers, rng, bits, 2 * H0 + 1,
                                  verify=n > 0 or n == len(sizes) - 1 or not certify,
                                  window=window)
-            heads, v = _recover(schedule, answers, engine, be, H0, close)
+            model, v, cert = _attempt(schedule, answers, engine, be, H0, close,
+                                      certify and (lambda m: _certify(m, transcript, be,
+                                                                      progress)))
         except (BadReduction, LearningFailure) as e:
             tried.append({"prime_bits": bits, "outcome": getattr(e, "reason", "bad-reduction"),
                           "message": str(e)})
@@ -300,10 +329,7 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
             if repeated_structural(tried):
                 break
             continue
-        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
-        cert = None
         if certify:
-            cert = _certify(model, transcript, be, progress)
             if not cert["certified"]:
                 tried.append({"prime_bits": bits, "outcome": "certification-failed",
                               "first_mismatch": cert["first_mismatch"]})
@@ -323,6 +349,30 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
                                    f"({', '.join(str(b) for b in sizes)} bits): {last}")
     last.details["prime_sizes_tried"] = tried
     raise last
+
+
+def _attempt(schedule, answers, engine, be, H0, close, certify):
+    """Steps 3–6 at one prime: (model, v, certificate or None).  At a word-size prime the
+    heads are first matched in F_p (:func:`_recover` ``in_field``); when that fails, or its
+    model fails certification, the run that lifts every family decides (it raises the failure
+    it meets, or returns its model and certificate), so a failure is named exactly as without
+    the F_p matching.  ``certify``: model → certificate, or a false value."""
+    tried = None
+    for in_field in (True, False) if engine.field.p < 1 << 63 else (False,):
+        try:
+            heads, v = _recover(schedule, answers, engine, be, H0, close, in_field=in_field)
+        except (BadReduction, LearningFailure):
+            if in_field:
+                continue
+            raise
+        model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
+        if tried is not None and model == tried[0]:
+            return tried                    # the same model: its certificate stands
+        cert = certify(model) if certify else None
+        tried = (model, v, cert)
+        if cert is None or cert["certified"]:
+            return tried
+    return tried
 
 
 def _check_observed(answer, d, H0, force, validation=0):

@@ -352,13 +352,16 @@ def _modular(schedule, answers, be, rng, close, certify, transcript, progress):
 
 
 def _attempt(schedule, answers, engine, be, H0, close, certify):
-    """Steps 3–6 at one prime: (model, v, certificate or None).  At a word-size prime the
-    heads are first matched in F_p (:func:`_recover` ``in_field``); when that fails, or its
-    model fails certification, the run that lifts every family decides (it raises the failure
-    it meets, or returns its model and certificate), so a failure is named exactly as without
-    the F_p matching.  ``certify``: model → certificate, or a false value."""
+    """Steps 3–6 at one prime: (model, v, certificate or None).  At a word-size prime, when
+    the model is to be certified, the heads are first matched in F_p (:func:`_recover`
+    ``in_field``); when that fails, or its model fails certification, the run that lifts
+    every family decides (it raises the failure it meets, or returns its model and
+    certificate), so a failure is named exactly as without the F_p matching.  Uncertified
+    runs lift every family: the lifts of the matching families are then the only check that
+    their poles are powers of τ in the window.  ``certify``: model → certificate, or a false
+    value."""
     tried = None
-    for in_field in (True, False) if engine.field.p < 1 << 63 else (False,):
+    for in_field in (True, False) if certify and engine.field.p < 1 << 63 else (False,):
         try:
             heads, v = _recover(schedule, answers, engine, be, H0, close, in_field=in_field)
         except (BadReduction, LearningFailure):

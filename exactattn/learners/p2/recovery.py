@@ -93,11 +93,10 @@ def check_bases(be, U, X):
 # ---------------------------------------------------------------------- recovery
 def _values_at(be, v, schedule, fams):
     """[v·x for each family's x]: the m = 0 samples G(0) = v·x of the families not ending in
-    x₁ (P2, copy-count family; docs/design.md §4.3 step 3).  On the exact backend x is a row
-    x_j of X or a sum x_1 + x_j, so v·Xᵀ is one exact matrix product and each sample a sum of
-    its entries (one product per family cost 8% of a (16, 8) run, and the d products of
-    v·Xᵀ with a sum per family another 8% of the rest); mp / float sum each product as
-    before."""
+    x₁ (P2, copy-count family; docs/design.md §4.3 step 3).  On the exact backend each x is
+    a row x_j of X or a sum x_1 + x_j, so the samples are sums of the d entries of v·Xᵀ, one
+    exact matrix product (a product per family was about 8% of a (16, 8) recovery); on mp /
+    float each v·x is summed as it comes."""
     if not fams:
         return []
     if be.name == "exact":

@@ -359,7 +359,7 @@ def _attempt(schedule, answers, engine, be, H0, close, certify):
     runs lift every family: the lifts of the matching families are then the only check that
     their poles are powers of τ in the window.  ``certify``: model → certificate, or a false
     value."""
-    tried = None
+    previous = None
     for in_field in (True, False) if certify and engine.field.p < 1 << 63 else (False,):
         try:
             heads, v = _recover(schedule, answers, engine, be, H0, close, in_field=in_field)
@@ -368,13 +368,13 @@ def _attempt(schedule, answers, engine, be, H0, close, certify):
                 continue
             raise
         model = MultiHeadAttention([AttentionHead(W, vh) for W, vh in heads]).canonical()
-        if tried is not None and model == tried[0]:
-            return tried                    # the same model: its certificate stands
+        if previous is not None and model == previous[0]:
+            return previous                 # the same model: its certificate stands
         cert = certify(model) if certify else None
-        tried = (model, v, cert)
+        previous = (model, v, cert)
         if cert is None or cert["certified"]:
-            return tried
-    return tried
+            return previous
+    return previous
 
 
 def _check_observed(answer, d, H0, force, validation=0):

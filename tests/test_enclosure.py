@@ -44,12 +44,17 @@ small = st.integers(-6, 6)
 @given(seed=st.integers(0, 10 ** 6), tokens=st.lists(st.lists(small, min_size=2, max_size=2),
                                                       min_size=1, max_size=4))
 def test_the_output_ball_holds_the_exact_value(seed, tokens):
+    """The ball at 200 bits holds the exact value, taken to 400 digits: a ball 10^-390 wide
+    (a 70-digit value, a ball about as wide as the output ball, made this fail on
+    hypothesis seed 127 although both balls held 2/3: containment is of the whole ball)."""
     m = ea.random_multi_head(2, 2, seed=seed)
-    flint_ctx.prec = 200
     try:
+        flint_ctx.prec = 1400
+        with mpmath.workdps(420):
+            exact = arb(mpmath.nstr(_exact(m, tokens, 420), 410))
+        flint_ctx.prec = 200
         b = output_ball(_heads(m), 0, tokens)
-        with mpmath.workdps(80):
-            assert b.contains(arb(mpmath.nstr(_exact(m, tokens), 70)))
+        assert b.contains(exact)
         assert b.rad() < arb(10) ** -40
     finally:
         flint_ctx.prec = 53

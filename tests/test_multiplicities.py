@@ -44,6 +44,21 @@ def test_a_grouped_answer_is_the_direct_evaluation(seed):
     assert a == b and hash(a) == hash(b)
 
 
+def test_an_answer_whose_end_coefficients_vanish_is_not_zero():
+    """N(t) = Σ μ_i a_i t^{k_i} with a zero value at the lowest and at the highest score and a
+    nonzero one between: the ends leave the zero test undecided, and the expanded numerator
+    decides it (a zero test that stops at the ends calls this answer 0; the random
+    property above meets such a query in about one draw of eight)."""
+    model = ea.MultiHeadAttention([ea.AttentionHead([[0, 0], [1, 0]], [1, 0])])
+    query = [[0, 2], [0, -2], [1, 0]]              # scores 2, −2, 0; values 0, 0, 1
+    heads = model._heads_on(BE)
+    prepared = BE.prepare_tokens(query)
+    group = BE._group(prepared, heads)
+    assert not group.nonzero(prepared.mult)        # the ends say nothing here
+    a, b = BE.attention(prepared, heads), BE.direct(prepared, heads)
+    assert not b.is_zero() and not a.is_zero() and a == b
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10 ** 6), st.sampled_from([1, 2, 5]))
 def test_the_image_of_a_packed_answer_is_the_polynomials(seed, lift):

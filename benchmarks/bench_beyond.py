@@ -18,6 +18,8 @@ from exactattn.learners.multi_head import learn_multi_head
 from exactattn.models.attention import random_multi_head
 from exactattn.oracles.oracle import Oracle
 
+from _sizes import parse_sizes   # benchmarks/_sizes.py (this directory)
+
 TARGETS = {(4, 3): "≤ 1.7", (8, 4): "≤ 1.85 (stretch ≤ 1.25)"}
 RUNS = (("P2", {}), ("economy", {"schedule": "economy"}),
         ("adaptive", {"schedule": "adaptive"}))
@@ -46,15 +48,14 @@ def run(d, H, seed, rank):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", default="4x3,8x4,12x6",
+    p.add_argument("--sizes", type=parse_sizes, default="4x3,8x4,12x6",
                    help="comma-separated dxH sizes (default %(default)s)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-rank", action="store_true", help="skip the Jacobian rank")
     args = p.parse_args()
-    sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
     print(f"{'d':>3} {'H':>3} {'schedule':>9} {'queries':>8} {'floor':>6} {'ratio':>7} "
           f"{'length':>6} {'seconds':>8} {'certified':>9} {'Jacobian':>12}  target")
-    for d, H in sizes:
+    for d, H in args.sizes:
         run(d, H, args.seed, not args.no_rank)
 
 

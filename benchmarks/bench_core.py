@@ -43,6 +43,8 @@ import exactattn as ea
 from exactattn.learners import multi_head as mh
 from exactattn.learners.p2 import recovery
 
+from _sizes import parse_sizes   # benchmarks/_sizes.py (this directory)
+
 TARGET_RATIO = 0.35
 IMAGES_TARGET = 0.1
 TARGET_SECONDS = {(16, 8): 5.0, (24, 8): 40.0}
@@ -219,14 +221,6 @@ def floors(d, H, oracle_seconds, repeat=200):
           f"d² − 1 of them, roots once) "
           f"= {learner:.3f}× (learner target {TARGET_RATIO}×), images "
           f"{per['images'] / oracle:.3f}× (target {IMAGES_TARGET}×)")
-
-
-def parse_sizes(text):
-    out = []
-    for part in text.split(","):
-        d, H = part.lower().split("x")
-        out.append((int(d), int(H)))
-    return out
 
 
 def main(argv=None):

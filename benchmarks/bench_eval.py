@@ -22,6 +22,8 @@ import mpmath
 import exactattn as ea
 from exactattn.arith import get_backend
 
+from _sizes import parse_sizes   # benchmarks/_sizes.py (this directory)
+
 TARGET_SIZE = (16, 8)
 TARGET_MS = 5.0
 
@@ -51,19 +53,6 @@ def agreement_digits(exact_value, approx) -> float:
         if diff == 0:
             return 60.0
         return float(min(60, -mpmath.log10(diff / max(abs(ref), mpmath.mpf(1)))))
-
-
-def parse_sizes(text: str):
-    try:
-        out = []
-        for part in text.split(","):
-            d, H = part.lower().split("x")
-            out.append((int(d), int(H)))
-        if any(d < 1 or H < 1 for d, H in out):
-            raise ValueError
-        return out
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected sizes like 4x3,8x4,16x8") from None
 
 
 def main(argv=None) -> int:

@@ -24,23 +24,14 @@ import time
 
 from exactattn.sweep import PoolExecutor, SerialExecutor, Store, SweepSpec, run_sweep
 
+from _sizes import parse_sizes   # benchmarks/_sizes.py (this directory)
+
 CONFIGS = [[1, 1], [2, 2], [2, 3], [3, 3]]
 
 
 def spec(trials: int, configs=None) -> SweepSpec:
     return SweepSpec.from_dict({"run": [{"learner": "multi-head", "d,H": configs or CONFIGS,
                                          "box": 1000, "trials": trials}]})
-
-
-def parse_configs(text: str):
-    """"2x2,3x3" → [[2, 2], [3, 3]]."""
-    try:
-        out = [[int(x) for x in part.lower().split("x")] for part in text.split(",")]
-    except ValueError:
-        out = []
-    if not out or any(len(c) != 2 or min(c) < 1 for c in out):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of (d, H) like 2x2,3x3")
-    return out
 
 
 def measure(executor, sp, batch=None):
@@ -102,9 +93,10 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--dask", action="store_true", help="also a Dask LocalCluster")
-    ap.add_argument("--configs", type=parse_configs, default=CONFIGS,
+    ap.add_argument("--configs", type=parse_sizes, default=CONFIGS,
                     help="the (d, H) of the trials, e.g. 2x2 (default 1x1,2x2,2x3,3x3)")
     a = ap.parse_args(argv)
+    a.configs = [list(c) for c in a.configs]
     sp = spec(a.trials, a.configs)
     cap_before = capacity(a.workers)
     print(f"{len(sp)} trials: (d, H) in {a.configs}, box 1000, exact, {a.trials} seeds each; "

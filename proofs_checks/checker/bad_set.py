@@ -16,8 +16,8 @@ from fractions import Fraction
 
 from .binomial import (MAX_TRIALS, caught_sentence, consistent_with_bound, is_least_upper_limit,
                        power_sentence)
-from .parse import (field, fmt, heads, integer, listed, multiset, only, rat, require, same_json,
-                    vector)
+from .parse import (field, fmt, heads, integer, listed, matrix, multiset, only, rat, require,
+                    same_json, vector)
 from .poly import degree, normalise, padd, pconst, peval, pdet, pmul, poly_from, ppow, pscale, pvar
 from .predict import OUTCOMES, predict
 from .qt import canonical
@@ -282,8 +282,7 @@ def _monte_carlo(mc, model, d, H, box, bound, polys, checks):
                 f"monte_carlo.sample[{k}]: the run's true model is not this model")
         vec = r.get("vectors") or {}
         require(isinstance(vec, dict) and set(vec) == {"U", "X"} and
-                [vector(x, "U") for x in vec["U"]] == U and
-                [vector(x, "X") for x in vec["X"]] == X,
+                matrix(vec["U"], "U", d, d) == U and matrix(vec["X"], "X", d, d) == X,
                 f"monte_carlo.sample[{k}]: the run's vectors are not the draw of seed {seed}")
         check_run(r)
         answers += len(r["transcript"])

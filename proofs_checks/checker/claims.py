@@ -8,8 +8,8 @@ from fractions import Fraction
 from .noisy_multi import params_p2_approx
 from .noisy_single import params_p1_t61
 from .transformer import params_p1_transformer, params_p2_transformer
-from .qt import element, same_element
-from .parse import rat, require, same_json
+from .qt import canonical, element, same_element
+from .parse import heads, multiset, rat, require, same_json
 
 FORMAT = "exactattn-certificate"
 VERSION = 1
@@ -261,17 +261,49 @@ def params_p2_rational(p, checks, symbolic):
     require(all(s.get("d") == p["d"] for s in symbolic), "params: d ≠ the symbolic proof's d")
 
 
-def params_p2_count(p, checks):
-    """The certificate's sizes are exactly those its checks cover."""
+def _canonical_heads(run):
+    """The number of canonical heads of a run's true model (its H)."""
+    return len(canonical(heads(run["model"], run.get("dim"), "run.model")))
+
+
+def _runs_match_grid(checks, grid):
+    """Run k is the multi-head run at grid point k = (d, H, H0): its dimension d, H0, a true model
+    with exactly H canonical heads; and count k refers to it."""
+    index = [i for i, c in enumerate(checks) if isinstance(c, dict) and c.get("kind") == "run"]
+    got = [(checks[i].get("dim"), _canonical_heads(checks[i]), checks[i]["params"].get("H0"))
+           for i in index]
+    require(got == grid, "params: the runs are not one per (d, H, H0) of the grid, in order, "
+            "each with a true model of exactly H canonical heads")
+    counts = [c for c in _of(checks, "count") if c.get("formula") == "multi-head"]
+    require([c.get("run") for c in counts] == index,
+            "params: count k does not refer to run k of the grid")
+
+
+def _p2_count_grid(p):
+    """The (d, H, H0) of P2-count's sizes, in order: H0 = H and H + 1 for every (d, H)."""
+    grid = [(d, H, H0) for d in p["d"] for H in p["H"] for H0 in (H, H + 1)]
+    return grid + [(d, H, H0) for d, H in p["d,H extra"] for H0 in (H, H + 1)]
+
+
+def after_p2_count(p, checks):
+    """After every record is checked on its own: the runs are tied to the grid's (d, H, H0)."""
+    _runs_match_grid(checks, _p2_count_grid(p))
+
+
+def params_p2_count(p, checks, symbolic):
+    """The certificate's sizes are exactly those its checks cover: one multi-head run per
+    (d, H, H0), tied to its H by its true model, one count per run, and the one symbolic
+    record."""
+    require(len(symbolic) == 1, f"params: P2-count records exactly one symbolic result, not "
+            f"{len(symbolic)}")
     require(set(p) == {"d", "H", "d,H extra", "enumerated d,H0"},
             "params: expected {d, H, d,H extra, enumerated d,H0}")
     extra = p["d,H extra"]
     require(isinstance(extra, list) and all(isinstance(x, list) and len(x) == 2 for x in extra),
             "params: d,H extra must be a list of [d, H]")
-    grid = [(d, H0) for d in _int_list(p["d"], "d") for H in _int_list(p["H"], "H")
-            for H0 in (H, H + 1)]
-    grid += [(d, H0) for d, H in extra for H0 in (H, H + 1)]
-    _covers(_of(checks, "count"), "multi-head", grid, ("d", "H0"))
+    _int_list(p["d"], "d"), _int_list(p["H"], "H")
+    grid = _p2_count_grid(p)
+    _covers(_of(checks, "count"), "multi-head", [(d, H0) for d, _, H0 in grid], ("d", "H0"))
     _runs_have_models(_of(checks, "run"), len(grid), "multi-head")
     der = _of(checks, "count-derivation")
     require(len(der) == 1, "params: one count derivation")
@@ -295,17 +327,42 @@ def params_p2_prob1(p, checks):
                         f"configuration {k}")
 
 
+def _raw_model(sf, d):
+    """The same-function record's "raw" model, which must be genuinely non-canonical: a group
+    of heads with equal W and a non-zero v-sum (merged) and one with a zero v-sum (dropped)."""
+    models = sf.get("models")
+    require(isinstance(models, dict) and "raw" in models,
+            "params: the same-function record has no \"raw\" model")
+    raw = heads(models["raw"], d, "same-function.raw")
+    groups = {}
+    for W, v in raw:
+        groups.setdefault(W, []).append(v)
+    sums = [(len(vs), any(map(sum, zip(*vs)))) for vs in groups.values()]
+    require(any(n >= 2 and nonzero for n, nonzero in sums) and
+            any(not nonzero for _, nonzero in sums),
+            "params: the raw model is not non-canonical (it needs heads with equal W that merge "
+            "and a group with zero v-sum that drops)")
+    return multiset(raw)
+
+
 def params_p2_canonical(p, checks):
-    """The certificate's sizes are exactly those its checks cover."""
+    """The certificate's sizes are exactly those its checks cover; every run's true model is
+    the same-function record's raw, non-canonical model (the learner is shown merging and
+    dropping)."""
     require(set(p) == {"d", "H0"}, "params: expected {d, H0}")
     H0s = _int_list(p["H0"], "H0")
     runs = _of(checks, "run")
     require([r.get("params", {}).get("H0") for r in runs] == H0s and
             all(r.get("dim") == p["d"] and "model" in r for r in runs), "params: d, H0")
+    sf = _of(checks, "same-function")
+    require(len(sf) == 1, "params: one same-function record")
+    raw = _raw_model(sf[0], p["d"])
+    require(all(multiset(heads(r["model"], p["d"], "run.model")) == raw for r in runs),
+            "params: a run's true model is not the raw (non-canonical) model of the "
+            "same-function record")
     require([c["params"] for c in _of(checks, "count")] == [{"d": p["d"], "H0": min(H0s)}],
             "params: the count is not that of the smallest H0")
-    sf = _of(checks, "same-function")
-    require(len(sf) == 1 and sorted(k for k in sf[0].get("models", {}) if k.startswith("recovered"))
+    require(sorted(k for k in sf[0].get("models", {}) if k.startswith("recovered"))
             == sorted(f"recovered H0={h}" for h in H0s), "params: recovered models ≠ H0 list")
 
 
@@ -409,6 +466,10 @@ PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floo
           "P1-transformer": params_p1_transformer, "P2-transformer": params_p2_transformer,
           "P2-approx": params_p2_approx}
 
+
+#: cross-record checks run after every record has been checked on its own (so that a forged
+#: record is named by its own check first)
+AFTER = {"P2-count": after_p2_count}
 
 #: the fields of the sympy records each claim writes
 SYMBOLIC_KEYS = {

@@ -17,7 +17,7 @@ def check_copy_count(c, checks=()):
     only(c, ("kind", "dim", "model", "u", "x", "m_values", "values"), "copy-count")
     dim = integer(c.get("dim"), "copy-count.dim", 1, 16)
     model = heads(c.get("model"), dim, "copy-count.model", 8)
-    u, x = vector(c.get("u"), "copy-count.u"), vector(c.get("x"), "copy-count.x")
+    u, x = vector(c.get("u"), "copy-count.u", dim), vector(c.get("x"), "copy-count.x", dim)
     ms = c.get("m_values")
     require(ms == list(range(2 * len(model) + 1)), "copy-count: m_values must be 0 … 2H")
     values = c.get("values")

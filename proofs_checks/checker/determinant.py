@@ -58,8 +58,7 @@ def check_determinant(c, checks=()):
     require(c.get("degree") == degree(p) == 2 * H + H * (H - 1),
             f"determinant: degree {c.get('degree')} ≠ 2H + H(H−1)")
     # the polynomial is the determinant of the matrix, for any K: witness plus points chosen here
-    wit = vector(c.get("witness"), "determinant.witness")
-    require(len(wit) == n, "determinant: witness has the wrong length")
+    wit = vector(c.get("witness"), "determinant.witness", n)
     val = rat(c.get("value"), "determinant.value")
     require(val != 0 and peval(p, wit) == val, "determinant: value at the witness is wrong or zero")
     rng = random.Random(20260803 + H)

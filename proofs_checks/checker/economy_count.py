@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .parse import integer, rat, require
+from .parse import integer, only, rat, require
 from .run import rebuild, run_of, transcript_lengths
 
 
@@ -84,6 +84,11 @@ def closed_form(variant, path):
     return _add(_add(_p((1, 0, 0, 0), (2, 0, 0, 1)), _mul(DM1, S)), _mul(DM1, tail))
 
 
+#: the fields of an economy-count record
+FIELDS = ("kind", "variant", "path", "params", "blocks", "measured", "queries", "max_length",
+          "run")
+
+
 def _read_poly(data, where):
     require(isinstance(data, list) and len(data) <= 16, f"{where}: a list of terms")
     out = {}
@@ -91,6 +96,7 @@ def _read_poly(data, where):
         require(isinstance(t, list) and len(t) == 4, f"{where}: a term is [i, j, k, c]")
         i, j, k = (integer(x, where) for x in t[:3])
         require(0 <= i <= 3 and 0 <= j <= 3 and 0 <= k <= 3, f"{where}: exponent out of range")
+        require((i, j, k) not in out, f"{where}: repeated monomial {[i, j, k]}")
         out[(i, j, k)] = rat(t[3], where)
     return {m: c for m, c in out.items() if c}
 
@@ -98,6 +104,7 @@ def _read_poly(data, where):
 def check_economy_count(c, checks=()):
     """Measured per-block counts = the structure at (d, H, H0); the structure's sum = the
     closed form (docs/design.md §10)."""
+    only(c, FIELDS, "economy-count")
     variant, path = c.get("variant"), c.get("path")
     require(variant in ("economy", "adaptive") and path in ("dual", "residue"),
             "economy-count: variant economy|adaptive, path dual|residue")
@@ -112,6 +119,7 @@ def check_economy_count(c, checks=()):
     require(isinstance(got, list) and [b.get("name") for b in got] == list(want),
             f"economy-count: the blocks must be {list(want)}")
     for b in got:
+        only(b, ("name", "multiplicity", "samples", "length"), f"economy-count.blocks[{b['name']}]")
         m, s, length = want[b["name"]]
         for key, ref in (("multiplicity", m), ("samples", s), ("length", length)):
             require(_read_poly(b.get(key), f"block {b['name']}.{key}") == ref,

@@ -193,15 +193,22 @@ def rebuilt_schedule(c, name, model, d, rank=None):
     return expected
 
 
+#: the fields of a floor record; the low-rank schedule's add its rank, factors and columns
+FIELDS = ("kind", "dim", "model", "schedule", "draw", "queries", "parameters", "p", "tau", "L",
+          "rows", "first_full", "curve")
+LOW_RANK_FIELDS = ("rank", "factors", "columns")
+
+
 def check_floor(c, checks=()):
     """A non-zero P × P minor of the Jacobian modulo p certifies rank H(d² + d) (see above);
     for the low-rank schedule, rank H(r(2d − r) + d) over the factors."""
+    low = isinstance(c, dict) and c.get("schedule") == "low-rank"
+    only(c, FIELDS, "floor", optional=LOW_RANK_FIELDS if low else ())
     d = integer(c.get("dim"), "floor.dim")
     require(1 <= d <= 16, "floor: dim out of range")
     model = heads(c.get("model"), d, "floor.model")
     H = len(model)
     require(1 <= H <= 16, "floor: the model needs 1 to 16 heads")
-    low = c.get("schedule") == "low-rank"
     if low:
         rk, factors = _factors(c, model, d)
         P, width = H * (rk * (2 * d - rk) + d), H * (2 * d * rk + d)
@@ -223,8 +230,7 @@ def check_floor(c, checks=()):
     queries = []
     for n, q in enumerate(qs):
         require(isinstance(q, list) and 0 < len(q) <= 64, f"floor: query {n} is malformed")
-        toks = [vector(t, f"floor.queries[{n}][{k}]") for k, t in enumerate(q)]
-        require(all(len(t) == d for t in toks), f"floor: query {n} has a token not of length {d}")
+        toks = [vector(t, f"floor.queries[{n}][{k}]", d) for k, t in enumerate(q)]
         require(toks == expected[n], f"floor: query {n} is not query {n} of the {name} schedule "
                 f"rebuilt from the recorded draw")
         queries.append(toks)

@@ -293,6 +293,8 @@ def _row(row, where, d, W, v, B, mu, b, u, prec, bits, mode, signs, queries, tru
     bound_W = (entry + slack) * d
     stated_W, stated_v = rat(row["bound_W"], f"{where}.bound_W"), rat(row["bound_v"],
                                                                         f"{where}.bound_v")
+    require(stated_W >= 0 and stated_v >= 0, f"{where}: a stated bound ε_W or ε_v is negative "
+            f"(a norm bound compared through its square must be ≥ 0)")
     agree = Fraction(2) ** (AGREE_BITS - prec)
     require((bound_W - stated_W).upper_abs() <= agree * bound_W.hi, f"{where}: the stated ε_W "
             f"is not d·(5·min(δ_σ, p₊−p₋)/(a·b) + 16u(B + max|Ŵ|)) recomputed from its constants")

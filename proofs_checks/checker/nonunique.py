@@ -70,7 +70,7 @@ def check_non_unique(c, checks=()):
     r = run_of(checks, c["run"], "non-unique")
     require("model" not in r and same_json(r.get("params"), {"H0": H0}), "non-unique: the run is the "
             "learner's on the two-head oracle, told H0 = 2 (no true model recorded)")
-    require([matrix(r["vectors"]["U"], "run.U"), matrix(r["vectors"]["X"], "run.X")] == [U, X],
+    require([matrix(r["vectors"]["U"], "run.U", d, d), matrix(r["vectors"]["X"], "run.X", d, d)] == [U, X],
             "non-unique: the run used other vectors")
     require(multiset(heads(r["recovered"], d, "run.recovered")) == multiset(one),
             "non-unique: the run did not return (W, v)")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .parse import rat, require
+from .parse import only, rat, require
 
 
 def poly_from(data, variables, where):
+    """A polynomial object {variables, terms[, degree]} (no other field) as a sparse dict."""
     require(isinstance(data, dict), f"{where}: expected a polynomial object")
+    only(data, ("variables", "terms"), where, optional=("degree",))
     require(data.get("variables") == variables, f"{where}: variables {data.get('variables')} "
             f"differ from the expected {variables}")
     terms = data.get("terms")

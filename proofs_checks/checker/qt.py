@@ -1,5 +1,12 @@
 """Softmax attention in Q(t), t = e^{1/L}: Laurent polynomials with rational coefficients,
-field elements (num, den, L), exact equality, and the canonical form of a model (P2)."""
+field elements (num, den, L), exact equality, and the canonical form of a model (P2).
+
+Cost bounds: a query, a model or an element comes from the certificate, and multiplying
+Laurent polynomials is quadratic (a product of H of them, exponential in H).  Before any
+product, the work it will take is computed from the exponent sets alone and refused above
+:data:`MAX_TERM_WORK` term products; common denominators are refused above
+:data:`MAX_DENOMINATOR_BITS` bits of distinct denominators.  Every genuine certificate stays
+far below both (docs/evidence.md §7)."""
 
 from __future__ import annotations
 
@@ -8,6 +15,37 @@ from fractions import Fraction
 
 from .parse import integer, rat, require, vector
 from .poly import padd
+
+#: the most term products one exact evaluation or comparison in Q(t) may cost
+MAX_TERM_WORK = 1 << 20
+#: the most bits of distinct denominators one common denominator may gather
+MAX_DENOMINATOR_BITS = 1 << 16
+
+
+def common_denominator(values, what) -> int:
+    """The least common multiple of the denominators of `values`, refused (before any lcm)
+    when their distinct denominators total more than MAX_DENOMINATOR_BITS bits."""
+    dens = {q.denominator for q in values}
+    bits = sum(q.bit_length() for q in dens)
+    require(bits <= MAX_DENOMINATOR_BITS, f"{what}: the denominators total {bits} bits (at most "
+            f"{MAX_DENOMINATOR_BITS}): too large to evaluate exactly, refused")
+    L = 1
+    for q in dens:
+        L = L * q // math.gcd(L, q)
+    return L
+
+
+def product_work(supports, what, factor=1) -> int:
+    """Refuse, before expanding it, a product of Laurent polynomials with these exponent sets
+    whose term products (Σ_h 2·|support so far|·|support h|, times `factor`) exceed
+    MAX_TERM_WORK; the supports are combined on exponents alone, each step checked first."""
+    support, work = {0}, 0
+    for E in supports:
+        work += 2 * factor * len(support) * len(E)
+        require(work <= MAX_TERM_WORK, f"{what}: exact evaluation would cost over "
+                f"{MAX_TERM_WORK} term products (a query or model too large), refused")
+        support = {a + b for a in support for b in E}
+    return work
 
 
 # A Laurent polynomial in t is a dict {exponent: Fraction}; a field element is (num, den, L)
@@ -62,12 +100,9 @@ def attention(model, tokens):
         scores = [Fraction(_idot(X, Wx[0]), e * Wx[1]) for X, e in toks]
         values = [Fraction(_idot(X, V[0]), e * V[1]) for X, e in toks]
         parts.append((scores, values))
-    L = D = 1
-    for scores, values in parts:
-        for s in scores:
-            L = L * s.denominator // math.gcd(L, s.denominator)
-        for a in values:
-            D = D * a.denominator // math.gcd(D, a.denominator)
+    L = common_denominator([s for scores, _ in parts for s in scores], "attention")
+    D = common_denominator([a for _, values in parts for a in values], "attention")
+    product_work([{int(s * L) for s in scores} for scores, _ in parts], "attention")
     num, den = {}, {0: 1}
     for scores, values in parts:
         n_h, d_h = {}, {}
@@ -108,18 +143,36 @@ def element(data, where):
 def _integral(p):
     """(P, e): a Laurent polynomial with rational coefficients as P/e, P with integer
     coefficients and e the least common denominator."""
-    e = 1
-    for c in p.values():
-        e = e * c.denominator // math.gcd(e, c.denominator)
+    e = common_denominator(p.values(), "an element of Q(t)")
     return {k: int(c * e) for k, c in p.items()}, e
 
 
+def _proportional(n1, d1, n2, d2) -> bool:
+    """(n1, d1) = λ·(n2, d2) for one rational λ ≠ 0 (same L): equal as elements, decided in
+    linear time (a sufficient test; the cross-multiplication decides the rest)."""
+    if n1.keys() != n2.keys() or d1.keys() != d2.keys() or not d1:
+        return False
+    k = next(iter(d1))
+    if not d2[k]:                       # a zero kept as a term: leave it to the general test
+        return False
+    lam = d1[k] / d2[k]
+    return all(d1[e] == lam * c for e, c in d2.items()) and \
+        all(n1[e] == lam * c for e, c in n2.items())
+
+
 def same_element(a, b) -> bool:
-    """Exact equality in Q(t): lift to a common L and cross-multiply, n1·d2 = n2·d1, over
-    the integers (each polynomial times its least common denominator, the products times
-    the other side's)."""
+    """Exact equality in Q(t): lift to a common L; equal at once when the two are proportional
+    term by term (linear); otherwise cross-multiply, n1·d2 = n2·d1, over the integers (each
+    polynomial times its least common denominator, the products times the other side's) —
+    refused beforehand when that would cost more than MAX_TERM_WORK term products."""
     (n1, d1, L1), (n2, d2, L2) = a, b
     L = L1 * L2 // math.gcd(L1, L2)
+    if L1 == L2 and _proportional(n1, d1, n2, d2):
+        return True
+    work = len(n1) * len(d2) + len(n2) * len(d1)
+    require(work <= MAX_TERM_WORK, f"comparing elements of Q(t) with {len(n1)}/{len(d1)} and "
+            f"{len(n2)}/{len(d2)} terms would cost {work} term products (at most "
+            f"{MAX_TERM_WORK}), refused")
     (N1, e1), (D1, f1) = _integral(lift(n1, L // L1)), _integral(lift(d1, L // L1))
     (N2, e2), (D2, f2) = _integral(lift(n2, L // L2)), _integral(lift(d2, L // L2))
     left, right = e2 * f1, e1 * f2
@@ -129,8 +182,7 @@ def same_element(a, b) -> bool:
 
 def tokens_of(q, dim, where):
     require(isinstance(q, list) and q, f"{where}: a query is a non-empty list of tokens")
-    toks = [vector(t, f"{where}[{n}]") for n, t in enumerate(q)]
-    require(all(len(t) == dim for t in toks), f"{where}: tokens must have {dim} entries")
+    toks = [vector(t, f"{where}[{n}]", dim) for n, t in enumerate(q)]
     return toks
 
 

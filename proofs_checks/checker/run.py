@@ -89,6 +89,8 @@ def check_run(c, checks=()):
         model = heads(c["model"], dim, "run.model")
         require(multiset(canonical(model)) == multiset(rec),
                 "run: the recovered heads ≠ the canonical form of the true model (as multisets)")
+        if hasattr(mod, "true_model"):
+            mod.true_model(run, model)
         models.append(("true model", model))
     for k, (toks, ans) in enumerate(transcript):
         for what, m in models:

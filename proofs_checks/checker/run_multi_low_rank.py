@@ -29,14 +29,22 @@ VECTORS = ("U", "X", "singles", "coefficients")
 PROVES = ("the learner maps these answers to this model; any oracle with ≤ H0 heads giving "
           "the same answers (each head of rank ≤ r when the rank r is given: the entries "
           "outside the skeleton are a promise) is this model or has this draw (U, X, the "
-          "directions, α, β) in its own bad set" + ASSUMED)
+          "directions and, when a pair family is asked, α, β) in its own bad set" + ASSUMED)
 
 
 def read(dim, params, vectors):
     run = read_common(dim, params, vectors)
     r = params["rank"]
-    run["rank"] = None if r is None else integer(r, "run.params.rank", 0, dim)
+    run["rank"] = None if r is None else integer(r, "run.params.rank", 1, dim)
     return run
+
+
+def heads_within_rank(run, model, what):
+    """Every W_h of `model` has rank ≤ r (exact, over Q) when the rank r is given."""
+    r = run["rank"]
+    for h, (W, _) in enumerate(model):
+        require(r is None or rank(W) <= r, f"run: head {h + 1} of the {what} has rank "
+                f"{rank(W)} > the given rank {r}")
 
 
 def _mv(W, x):
@@ -100,6 +108,14 @@ def schedule(run, recovered):
 
 
 def genericity(run, recovered):
+    """The schedule's genericity conditions at the recovered model, then its heads within the
+    given rank."""
+    out = _conditions(run)
+    heads_within_rank(run, run["heads"], "recovered model")
+    return out
+
+
+def _conditions(run):
     heads, d = run["heads"], run["dim"]
     out = column_one_conditions(run, heads)
     if run["path"] == "residue":
@@ -125,7 +141,15 @@ def genericity(run, recovered):
                   f"F_h C_h invertible for {d - j} skeleton columns"]
 
 
+def true_model(run, model):
+    """The true model's heads are within the given rank too (the promise the claim needs)."""
+    heads_within_rank(run, model, "true model")
+
+
 def describe(run):
     r = run["rank"]
+    unused = (run["path"] == "dual" and run["full"] <= 1 and run["take"] is not None and
+              run["full"] < run["dim"])
     return (f"H0={run['H0']} rank {'revealed' if r is None else f'{r} given'} "
-            f"({run['path'] or 'column 1 only'} path)")
+            f"({run['path'] or 'column 1 only'} path"
+            f"{'; no pair family asked: α, β recorded, unused' if unused else ''})")

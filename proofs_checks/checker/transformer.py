@@ -52,7 +52,8 @@ from fractions import Fraction
 from .interval import laurent_sign
 from .parse import integer, listed, matrix, only, require, string, vector
 from .poly import padd
-from .qt import canonical, element, lift, lmul, same_element, tokens_of
+from .qt import (MAX_TERM_WORK, canonical, common_denominator, element, lift, lmul,
+                 product_work, same_element, tokens_of)
 from .run import run_of
 
 FIELDS = ("kind", "learner", "dim", "run", "calls", "attention_calls", "model", "recovered",
@@ -123,12 +124,11 @@ class Pooled:
     def __init__(self, Ws, tokens):
         xN = tokens[-1]
         scores = [[_dot(t, [_dot(r, xN) for r in W]) for t in tokens] for W in Ws]
-        L = 1
-        for row in scores:
-            for sc in row:
-                L = L * sc.denominator // math.gcd(L, sc.denominator)
-        dens, nums = [], []
+        L = common_denominator([sc for row in scores for sc in row], "transformer")
         d = len(xN)
+        product_work([{int(sc * L) for sc in row} for row in scores], "transformer",
+                     len(Ws) + d + 1)
+        dens, nums = [], []
         for row in scores:
             ks = [int(sc * L) for sc in row]
             den, num = {}, [{} for _ in range(d)]
@@ -195,6 +195,9 @@ def difference(a, b):
     (n1, d1, L1), (n2, d2, L2) = a, b
     L = L1 * L2 // math.gcd(L1, L2)
     n1, d1, n2, d2 = lift(n1, L // L1), lift(d1, L // L1), lift(n2, L // L2), lift(d2, L // L2)
+    work = len(n1) * len(d2) + len(n2) * len(d1) + len(d1) * len(d2)
+    require(work <= MAX_TERM_WORK, f"transformer: a difference in Q(t) would cost {work} term "
+            f"products (at most {MAX_TERM_WORK}), refused")
     num = padd(lmul(n1, d2), {k: -c for k, c in lmul(n2, d1).items()})
     return num, lmul(d1, d2), L
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from .bad_set import check_bad_set
-from .claims import CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_symbolic
+from .claims import AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_symbolic
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
 from .determinant import check_determinant
@@ -84,7 +84,7 @@ def verify(cert) -> list:
         check_size(cid, cert["size"], params)
         require(isinstance(params, dict), "params must be an object")
         fn = PARAMS[cid]
-        fn(params, checks, symbolic) if cid in ("P1-P7.1", "P2-rational") else fn(params, checks)
+        fn(params, checks, symbolic) if cid in ("P1-P7.1", "P2-rational", "P2-count") else fn(params, checks)
     except Rejected as e:
         raise Rejected(f"{cid}: {e}") from None
     except _MALFORMED as e:
@@ -99,6 +99,10 @@ def verify(cert) -> list:
         except _MALFORMED as e:
             raise Rejected(f"{cid}: check {k} ({c['kind']}) is malformed: "
                            f"{type(e).__name__}: {str(e)[:80]}") from None
+    try:
+        AFTER.get(cid, lambda p, cs: None)(params, checks)
+    except Rejected as e:
+        raise Rejected(f"{cid}: {e}") from None
     return findings
 
 
@@ -114,8 +118,28 @@ def verify_file(path) -> list:
     return verify_bytes(data)
 
 
+#: exit status when Ctrl-C stops the check (128 + SIGINT) or standard output was closed
+#: (128 + SIGPIPE: ``... | head``; not every certificate was reported, so not 0)
+INTERRUPTED, CLOSED = 130, 141
+
+
 def main(argv=None) -> int:
-    """``python -m proofs_checks.verify [-q] CERT.json ...``: exit 0 if all are accepted."""
+    """``python -m proofs_checks.verify [-q] CERT.json ...``: exit 0 if all are accepted, 1 if
+    one is rejected, 2 on bad usage or an unreadable file; Ctrl-C and a closed standard output
+    end it without a traceback (130, 141)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return INTERRUPTED
+    except BrokenPipeError:
+        import os
+        devnull = os.open(os.devnull, os.O_WRONLY)      # no second error at exit's flush
+        os.dup2(devnull, sys.stdout.fileno())
+        return CLOSED
+
+
+def _main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     quiet = "-q" in args
     paths = [a for a in args if a != "-q"]
@@ -142,4 +166,5 @@ def main(argv=None) -> int:
         if not quiet:
             for line in findings:
                 print(f"  - {line}")
+    sys.stdout.flush()                     # a closed pipe is found here, not at exit
     return status

@@ -121,7 +121,8 @@ def test_a_failure_saves_nothing(tmp_path, capsys, model_file):
     (["learn", "multi-head", "--model", "{real}"], "real entries"),
     (["learn", "multi-head"], "--dim"),
     (["model", "canonical", "{bad}"], "not valid JSON"),
-    (["model", "compare", "{model}", "{model}", "--tolerance", "x"], None),
+    # exact models are compared exactly, but a bad --tolerance is still refused
+    (["model", "compare", "{model}", "{model}", "--tolerance", "x"], "not a number like 1e-9"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, model_file, argv, match):
     bad = tmp_path / "bad.json"
@@ -132,9 +133,6 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, model_file, argv, mat
     paths = {"missing": tmp_path / "none.json", "bad": bad, "model": model_file, "real": real}
     argv = [a.format(**paths) for a in argv]
     code, _, err = _run(capsys, *argv)
-    if match is None:        # exact models ignore --tolerance: compared exactly
-        assert code == 0
-        return
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1
 
 

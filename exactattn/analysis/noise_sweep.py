@@ -168,8 +168,16 @@ def noise_free_constant(d: int, H: int, dps: int = 50, seed: int = 0):
     """The Sensitivity (C and its conditions; P2 approximate-oracle bound) of the sweep's
     model and queries at the noise-free answers."""
     from ..learners.p2.noisy import learn_multi_head_noisy
+    from ..errors import ConditionsNotMet, LearningFailure
     model = random_multi_head(d, H, seed=seed, kind="real")
-    clean = learn_multi_head_noisy(Oracle(model, backend="mp", dps=dps), d, H, 0, seed=seed)
+    try:
+        clean = learn_multi_head_noisy(Oracle(model, backend="mp", dps=dps), d, H, 0, seed=seed)
+    except LearningFailure as e:
+        raise ConditionsNotMet(
+            f"the noise-free run (d={d}, H={H}, dps {dps}, seed {seed}) that computes the "
+            f"constant C failed ({e.reason}), so no bound C·τ can be stated for this model: "
+            f"try another --seed, fewer heads or a larger --dps (it said: {e})",
+            cause=e.reason) from None
     return clean.extra["sensitivity"]
 
 

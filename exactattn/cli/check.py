@@ -30,9 +30,9 @@ def register(sub):
     p.add_argument("--quick", action="store_true", help="small sizes (under a minute)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     from ._common import path_arg
-    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, type=path_arg("directory"),
-                   help="directory for the JSON certificates (default: %(default)s; "
-                        "--no-out writes none)")
+    p.add_argument("--out", metavar="DIR", default=None, type=path_arg("directory"),
+                   help=f"directory for the JSON certificates, made if missing (default: "
+                        f"{DEFAULT_OUT}; --no-out writes none)")
     p.add_argument("--no-out", action="store_true", help="do not write certificates")
     p.add_argument("-v", "--verbose", action="store_true", help="print every finding")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
@@ -83,12 +83,23 @@ def run(args):
     """Run the chosen claims, verify and write their certificates, print the table."""
     from proofs_checks import claims
     from ..presentation.progress import Progress, track
+    from .main import UsageError
+    if args.no_out and args.out is not None:
+        raise UsageError("--out and --no-out contradict each other; give one")
     if args.list:
-        for c in claims():
-            print(f"{c.id:15} {c.reference:30} {c.statement}")
+        listed = select(args.claims) if args.claims else claims()
+        if args.json:
+            print(json.dumps([{"claim": c.id, "reference": c.reference,
+                               "statement": c.statement} for c in listed],
+                             indent=1, ensure_ascii=False))
+        else:
+            for c in listed:
+                print(f"{c.id:15} {c.reference:30} {c.statement}")
         return 0
     chosen = select(args.claims)
-    out_dir = None if args.no_out else args.out
+    out_dir = None if args.no_out else (args.out or DEFAULT_OUT)
+    if out_dir is not None:
+        _check_out_dir(out_dir)
     rows, start = [], time.perf_counter()
     with Progress("check", quiet=args.quiet, json=args.json) as prog:
         for claim in track(chosen, "check", describe=lambda c: c.id, progress=prog):
@@ -108,6 +119,23 @@ def run(args):
     if failed or (partial and not args.allow_partial):
         return 1
     return 0
+
+
+def _check_out_dir(path):
+    """UsageError (exit status 2) before any claim runs when the certificates cannot be
+    written to ``path``: a file is there, or the directory (or the nearest existing one above
+    it, where it would be made) is not writable — a long run never ends in a lost result."""
+    import os
+    from .main import UsageError
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--out {path}: a file of that name exists; give a directory (it is "
+                         f"made when missing)")
+    here = os.path.abspath(path)
+    while not os.path.isdir(here):
+        here = os.path.dirname(here)
+    if not os.access(here, os.W_OK):
+        raise UsageError(f"--out {path}: the directory {here} is not writable; choose "
+                         f"another directory")
 
 
 def _check_one(claim, args, out_dir, prog):

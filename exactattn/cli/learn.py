@@ -119,7 +119,27 @@ def _positive_number(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number like 1e-6") from None
     if x <= 0:
         raise argparse.ArgumentTypeError(f"{text} must be positive")
+    if x < Fraction(sys.float_info.min):    # reported as a float64: it would print as 0
+        raise argparse.ArgumentTypeError(f"{text} is below the smallest normal float64 "
+                                         f"(about 2.2e-308), in which results report it")
     return x
+
+
+#: significant decimal digits float64 carries (DBL_DIG)
+FLOAT64_DIGITS = 15
+
+
+def _check_oracle_digits(a, be):
+    """--oracle-digits N states answers within 10^−N; the backend computes them to about its
+    own digits (mp: dps; float: 15), so a larger N states a precision the oracle does not
+    have (and a wrong named failure would follow).  ValueError → exit status 2."""
+    own = FLOAT64_DIGITS if be.name == "float" else getattr(be, "dps", None)
+    if a.oracle_digits is not None and own is not None and a.oracle_digits > own:
+        fix = f"raise --dps to at least {a.oracle_digits}" if be.name == "mp" else \
+            "use --backend mp with --dps at least that"
+        raise ValueError(f"--oracle-digits {a.oracle_digits} is more than the {own} digits "
+                         f"the {be.name} backend computes its answers to: {fix}, or give "
+                         f"--oracle-digits {own} or fewer")
 
 
 def _check_args(a):
@@ -166,6 +186,10 @@ def _check_args(a):
     if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
         raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
                          "low-rank")
+    for flag, path in (("--save", a.save), ("--certificate", a.certificate)):
+        if path and a.model and os.path.realpath(path) == os.path.realpath(a.model):
+            raise ValueError(f"{flag} {path} is the model file --model reads: writing it would "
+                             f"replace the model; give another path")
     if a.certificate is not None and a.save and \
             os.path.realpath(a.certificate) == os.path.realpath(a.save):
         raise ValueError(f"--certificate and --save name the same file {a.save}: the second "
@@ -317,6 +341,7 @@ def run(a):
     _check_args(a)
     _check_work(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
+    _check_oracle_digits(a, be)
     model = user if user is not None else _model(a)
     noise = None
     if a.oracle_digits is not None:

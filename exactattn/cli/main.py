@@ -9,7 +9,7 @@ import importlib
 import sys
 
 from .. import __version__
-from ..errors import ExactAttnError
+from ..errors import ExactAttnError, LearningFailure
 
 COMMANDS = ("model", "eval", "learn", "counts", "check", "noise", "demo", "sweep")
 
@@ -80,6 +80,9 @@ def _dispatch(argv) -> int:
         sys.stderr.write(f"exactattn {args.command}: error: "
                          f"{_os_error(e, args) if isinstance(e, OSError) else _one_line(e)}\n")
         return 2
+    except LearningFailure as e:             # a named failure no command caught itself
+        sys.stderr.write(f"exactattn {args.command}: {e.reason}: {_one_line(e)}\n")
+        return 1
     except (MemoryError, RecursionError, OverflowError) as e:
         sys.stderr.write(f"exactattn {args.command}: error: the run is too large for this "
                          f"machine ({type(e).__name__}{': ' + _one_line(e) if str(e) else ''}); "

@@ -138,14 +138,11 @@ def run_compare(args):
     from ..learners.result.compare import compare_models
     from ._common import dump
     ref, rec = read_model(args.reference), read_model(args.recovered)
-    # rational models are compared exactly and --tolerance is not used; otherwise a bad one
-    # is refused before the comparison
-    tol = None if ref.is_rational and rec.is_rational else _tolerance(args.tolerance, args.dps)
+    # a bad --tolerance is refused before the comparison, even where it is not used
+    # (rational models are compared exactly)
+    tol = _tolerance(args.tolerance, args.dps)
     c = compare_models(ref, rec, dps=args.dps)
-    if c.exact:
-        ok = bool(c.equal)
-    else:
-        ok = c.within(tol if tol is not None else _tolerance(args.tolerance, args.dps))
+    ok = bool(c.equal) if c.exact else c.within(tol)
     if args.json:
         print(dump({"exact": c.exact, "equal": c.equal, "ok": ok, "what": c.what,
                     "max_error": str(c.max_error) if c.exact else mpmath.nstr(c.max_error, 6),

@@ -538,7 +538,9 @@ def random_transformer(dim: int, heads: int, hidden: int, seed=None, kind: str =
         model = _draw(rng, dim, heads, hidden, kind)
         if not generic or kind != "rational" or _is_generic(model):
             return model
-    raise ValueError(f"no generic Transformer drawn for d={dim}, H={heads}, k={hidden}")
+    raise ValueError(f"no generic Transformer drawn for d={dim}, H={heads}, k={hidden} in 1000 "
+                     f"draws (distinct W_h, every V_h·A·w ≠ 0, k pairwise non-parallel units "
+                     f"with entries in −3…3): give a smaller --hidden or another --seed")
 
 
 def _draw(rng, d, H, k, kind):

@@ -254,6 +254,9 @@ class SweepSpec:
                 if not isinstance(g, dict):
                     raise SpecError(f"{where} must be a table of axes")
                 getattr(out, f"_add_{kind}")(dict(g), where)
+        if not out.groups and out.skipped:
+            raise SpecError(f"every grid point has H0 < H ({out.skipped} dropped): the bound "
+                            f"H0 must be at least the number of heads H")
         if not out.groups:
             raise SpecError("the spec names no trials (add a [[run]], [[claim]] or [[trial]])")
         total = sum(len(p) * len(s) for _, p, s in out.groups)

@@ -277,7 +277,7 @@ def attach_error_bar(s: Session, result, replay, oracle_precision=None, accuracy
     import mpmath
     from ...errors import IllConditioned, LearningFailure, SingularSystem
     from ..result.precision import bar_for, check_accuracy
-    from ..result.precision import ErrorBar, infer_precision, working_bits, working_dps
+    from ..result.precision import ErrorBar, infer_precision, shown_eta, working_bits, working_dps
     prec = infer_precision(s.oracle, [y for _, y in s.transcript], oracle_precision)
     wdps = working_dps(prec, getattr(s.be, "dps", None))
     bits = 53 if s.be.name == "float" else working_bits(wdps)
@@ -296,8 +296,8 @@ def attach_error_bar(s: Session, result, replay, oracle_precision=None, accuracy
     reported = [(h.W, h.v) for h in result.heads]
     bound = bar_for([(W, v)], reported, ctx, bits)
     bar = ErrorBar(bound=bound, method="ball", precision=prec, working_dps=wdps,
-                   constant=bound / mpmath.mpf(float(prec.eta)), enclosure=[(W, v)],
-                   assumes=f"every answer within {float(prec.eta):.3g}"
+                   constant=bound / prec.mpf(), enclosure=[(W, v)],
+                   assumes=f"every answer within {shown_eta(prec.eta)}"
                            f"{'·max(1,|y|)' if prec.relative else ''} of one attention head's",
                    details={"prec_bits": bits})
     check_accuracy(bar, accuracy, None)

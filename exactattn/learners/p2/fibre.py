@@ -59,12 +59,20 @@ from flint import fmpq
 from ...errors import LearningFailure
 
 __all__ = ["Fibre", "Piece", "compute_fibre", "labellings", "refine", "canonical",
-           "root_conditions", "family_conditions", "dominated", "FibreTooLarge", "MAX_NODES"]
+           "root_conditions", "family_conditions", "dominated", "FibreTooLarge", "MAX_NODES",
+           "MAX_ROW_OPS"]
 
 #: the search gives up (named failure) beyond this many nodes: about a minute of CPU at
 #: d = 3, H₀ = 3 (3 ms a node there; 0.1–0.3 ms at d = 2), where (H, H₀) = (1, 3) and (2, 3)
 #: pass it; every other size up to (3, 3) certified below 12,000 nodes
 MAX_NODES = 25_000
+#: ... and beyond this many row operations (:data:`ROW_OPS`): the nodes' cost grows with d and
+#: H₀, so the node count alone does not bound the time (d = 4, H₀ = 3 ran for minutes below
+#: MAX_NODES); this is about a minute of CPU
+MAX_ROW_OPS = 60_000_000
+#: row operations done by :meth:`Echelon.reduce` in this process (entries updated): the
+#: search's deterministic measure of its work, the same on every machine
+ROW_OPS = [0]
 
 
 class FibreTooLarge(LearningFailure):
@@ -108,6 +116,7 @@ class Echelon:
             c = vec.get(pivot)
             if not c:
                 continue
+            ROW_OPS[0] += len(coeffs) + len(combo)
             for k, x in coeffs.items():
                 y = vec.get(k, 0) - c * x
                 if y:
@@ -467,6 +476,7 @@ class Fibre:
         expanded by the new family's labellings, in place of its leaf in the tree."""
         search = self._search
         search.max_nodes = self.nodes + max_nodes
+        search.ops_start = ROW_OPS[0]
         self.families.append(family)
         self.order.append(len(self.families) - 1)
         search.families, search.order = self.families, self.order
@@ -485,6 +495,7 @@ class _Search:
 
     def __init__(self, d, families, order, max_nodes, seed):
         self.d, self.families, self.order, self.max_nodes = d, families, order, max_nodes
+        self.ops_start = ROW_OPS[0]
         self.rng = random.Random(seed)
         self.pieces, self.leaves = [], []
         self.count = {"nodes": 0, "closed": 0, "dominated": 0}
@@ -500,6 +511,11 @@ class _Search:
             raise FibreTooLarge(f"the answer fibre's search passed {self.max_nodes} nodes at "
                                 f"d={d}, H0 ≥ {node.H}: too large to certify here",
                                 nodes=count["nodes"])
+        if ROW_OPS[0] - self.ops_start > MAX_ROW_OPS:
+            raise FibreTooLarge(f"the answer fibre's search passed {MAX_ROW_OPS:,} row "
+                                f"operations ({count['nodes']} nodes) at d={d}, H0 ≥ {node.H}: "
+                                f"too large to certify here", nodes=count["nodes"],
+                                row_operations=ROW_OPS[0] - self.ops_start)
         if depth == len(self.order):
             self.pieces.append(_representative(node, d, self.rng))
             slot = {"piece": len(self.pieces) - 1}

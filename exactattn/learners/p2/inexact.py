@@ -30,8 +30,8 @@ from ...errors import (CollidingPoles, IllConditioned, InvisibleHead, LearningFa
                       NotAttention, SingularSystem, UnresolvedHeads)
 from ...models.attention import AttentionHead, MultiHeadAttention
 from .enclosure import enclose, needed_precision
-from ..result.precision import (ErrorBar, bar_for, check_accuracy, infer_precision, working_bits,
-                        working_dps)
+from ..result.precision import (ErrorBar, bar_for, check_accuracy, infer_precision, shown_eta,
+                        working_bits, working_dps)
 
 __all__ = ["run_inexact"]
 
@@ -90,7 +90,7 @@ def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=N
             precision=prec.describe())
     bound = bar_for(enc_heads, found, ctx, bits)
     bar = ErrorBar(bound=bound, method="ball", precision=prec, working_dps=wdps,
-                   constant=bound / mpmath.mpf(float(prec.eta)),
+                   constant=bound / prec.mpf(),
                    assumes=_assumes(prec, len(found), heads, H0), enclosure=enc_heads,
                    details={"prec_bits": bits, "min_pole_separation": sep})
     check_accuracy(bar, accuracy, sep)
@@ -197,7 +197,7 @@ def flat_entries(W, v):
 
 def _assumes(prec, found, heads, H0):
     told = f"heads={heads}" if heads is not None else f"at least {found} heads (bound {H0})"
-    return (f"every answer within {prec.eta and float(prec.eta):.3g}"
+    return (f"every answer within {shown_eta(prec.eta)}"
             f"{'·max(1,|y|)' if prec.relative else ''} of the output of an attention model "
             f"with exactly {found} canonical heads visible on the schedule ({told})")
 
@@ -258,7 +258,7 @@ def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=Fals
             heads=heads, pole_separation=sep, precision=prec.describe(), cause=reason)
     narrower, _ = needed_precision(lambda *a: recover(*a, heads=heads), schedule, answers,
                                    prec, bits)
-    need = None if narrower is None else f"{float(narrower.eta):.3g}"
+    need = None if narrower is None else shown_eta(narrower.eta)
     hint = prec.hint(narrower) if need else "; ".join(
         ["no narrower precision certified these answers (they may be noisier than stated, "
          "or not attention)"] + ([prec.remedy] if prec.remedy else []))

@@ -119,9 +119,19 @@ class Comparison:
         n = f"{len(self.pairs)} head(s) matched" if self.pairs else self.what
         if self.exact:
             return (f"exact: {'equal' if self.equal else 'NOT equal'} ({n}; max error "
-                    f"{self.max_error})")
+                    f"{_short(self.max_error)})")
         return (f"max error {mpmath.nstr(self.max_error, 3)} ({self.digits:.1f} digits, "
                 f"{self.bits:.1f} bits; {n})")
+
+
+def _short(q, limit: int = 40) -> str:
+    """An exact max error as written, or rounded up when longer than ``limit`` characters (a
+    3000-digit rational is named, not printed; --json keeps it whole)."""
+    from ...arith.numbers import upper_decimal
+    text = str(q)
+    if len(text) <= limit:
+        return text
+    return f"{upper_decimal(q)} (rounded up; exactly a rational of {len(text)} characters)"
 
 
 def _working_dps(heads) -> int:

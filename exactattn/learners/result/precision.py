@@ -48,6 +48,7 @@ matching and residuals η^(1/3) — one rule, here.  The certified path (balls) 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -55,7 +56,7 @@ import mpmath
 
 from ...arith.ball import BallBackend, ball, upper_mpf
 from ...arith.mp import MIN_DPS
-from ...arith.numbers import upper_decimal
+from ...arith.numbers import exact_fraction, lower_decimal, upper_decimal
 from ...errors import IllConditioned
 
 __all__ = ["OraclePrecision", "ErrorBar", "infer_precision", "stated_precision",
@@ -99,14 +100,14 @@ class OraclePrecision:
         """⌈−log₁₀ η⌉ (0 for η ≥ 1)."""
         if self.eta <= 0:
             return 10 ** 6
-        return max(0, math.ceil(-math.log10(self.eta)))
+        return decimal_digits(self.eta)
 
     def scaled(self, factor) -> "OraclePrecision":
         return OraclePrecision(Fraction(self.eta) * Fraction(factor), self.relative,
                                f"{self.source}, scaled by {factor}", self.remedy)
 
     def describe(self) -> dict:
-        out = {"eta": f"{float(self.eta):.3g}", "relative": self.relative,
+        out = {"eta": shown_eta(self.eta), "relative": self.relative,
                "source": self.source, "digits": self.digits}
         if self.remedy:
             out["remedy"] = self.remedy
@@ -119,7 +120,7 @@ class OraclePrecision:
         if needed is not None:
             eta = needed.eta if isinstance(needed, OraclePrecision) else Fraction(needed)
             digits = OraclePrecision(eta).digits
-            parts.append(f"answers within about {float(eta):.3g} ({digits} significant "
+            parts.append(f"answers within about {shown_eta(eta)} ({digits} significant "
                          f"digits, against {self.digits} now) would certify it")
         if self.remedy:
             parts.append(self.remedy)
@@ -127,7 +128,33 @@ class OraclePrecision:
 
     def __str__(self):
         kind = "·max(1,|y|)" if self.relative else " (absolute)"
-        return f"η = {float(self.eta):.3g}{kind} ({self.source})"
+        return f"η = {shown_eta(self.eta)}{kind} ({self.source})"
+
+    def mpf(self):
+        """η as an mpmath number at the current working precision (never through a float,
+        which is 0 below about 10^−308)."""
+        return mpmath.mpf(self.eta.numerator) / self.eta.denominator
+
+
+def decimal_digits(eta) -> int:
+    """⌈−log₁₀ η⌉ for 0 < η, exactly (0 for η ≥ 1): the least k ≥ 0 with 10^−k ≤ η."""
+    eta = Fraction(eta)
+    k = max(0, (eta.denominator.bit_length() - eta.numerator.bit_length()) * 30103 // 100000)
+    while Fraction(1, 10 ** k) > eta:
+        k += 1
+    while k > 0 and Fraction(1, 10 ** (k - 1)) <= eta:
+        k -= 1
+    return k
+
+
+def shown_eta(eta, digits: int = 3) -> str:
+    """η for display: ``%.{digits}g`` of its float where float64 holds it, else rounded
+    down exactly (:func:`~exactattn.arith.numbers.lower_decimal`: an assumption printed never
+    claims more than assumed)."""
+    f = float(eta)
+    if f >= sys.float_info.min or eta == 0:
+        return f"{f:.{digits}g}"
+    return lower_decimal(eta, digits)
 
 
 def stated_precision(value) -> OraclePrecision:
@@ -283,6 +310,11 @@ def approximate_tolerances(precision: OraclePrecision) -> dict:
     """The thresholds of the tolerance-based (first-order) path, from η alone (module
     docstring): zero η^(3/4), interpolation η^(1/2), matching / residual η^(1/3)."""
     eta = float(precision.eta)
+    if eta < sys.float_info.min:        # below float64's normal range: the same rule in mpmath
+        with mpmath.workdps(20):
+            eta = precision.mpf()
+            return {"zero": eta ** 0.75, "interpolation": mpmath.sqrt(eta),
+                    "matching": mpmath.cbrt(eta), "residual": mpmath.cbrt(eta)}
     return {"zero": eta ** 0.75, "interpolation": eta ** 0.5, "matching": eta ** (1 / 3),
             "residual": eta ** (1 / 3)}
 
@@ -361,12 +393,12 @@ def check_accuracy(bar, accuracy, sep):
     if accuracy is None or bar.within(accuracy):
         return
     prec, bound = bar.precision, bar.bound
-    need = prec.scaled(float(accuracy) / float(bound))
+    need = prec.scaled(exact_fraction(accuracy) / exact_fraction(bound))
     fix = f"; {prec.remedy}" if prec.remedy else ""
     raise IllConditioned(
         f"the error bar {upper_decimal(bound)} ({bar.method}) exceeds the asked accuracy "
-        f"{accuracy}: the oracle precision {prec} is not enough (about {float(need.eta):.2g}, "
+        f"{accuracy}: the oracle precision {prec} is not enough (about {shown_eta(need.eta, 2)}, "
         f"{need.digits} digits, would be, the bar scaling linearly){fix}",
         error_bar=upper_decimal(bound, 6),
         accuracy=str(accuracy), precision=prec.describe(),
-        needed_precision=f"{float(need.eta):.3g}", pole_separation=sep, method=bar.method)
+        needed_precision=shown_eta(need.eta), pole_separation=sep, method=bar.method)

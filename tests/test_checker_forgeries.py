@@ -218,3 +218,11 @@ def test_same_element_is_exact():
     other = ({0: Fraction(1), 3: Fraction(3)}, {0: Fraction(1), 1: Fraction(1)}, 2)
     assert same_element(one, scaled) and same_element(one, times)
     assert not same_element(one, other) and not same_element(scaled, other)
+
+
+def test_a_long_transformer_query_is_refused_before_evaluation(quick_certificate):
+    cert = quick_certificate("P2-transformer")
+    record = next(c for c in _of(cert, "transformer") if len(c["model"]["heads"]) >= 2
+                  and c["dim"] == 2)
+    record["transcript"][0]["tokens"] = _long_query(800)   # 2 heads: ~6·10⁶ products
+    rejected(cert, r"transformer: exact evaluation would cost over \d+ term products")

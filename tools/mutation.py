@@ -424,6 +424,9 @@ MUTANTS = [
     ("M133", "a named failure no command caught becomes a traceback",
      [("exactattn/cli/main.py", "    except LearningFailure as e:             # a named failure no command caught itself",
        "    except ZeroDivisionError as e:")]),
+    ("M134", "checker: a Transformer evaluated without its cost bound",
+     [(C + "transformer.py", "        product_work([{int(sc * L) for sc in row} for row in scores], \"transformer\",\n",
+       "        (lambda *a: 0)([{int(sc * L) for sc in row} for row in scores], \"transformer\",\n")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -148,3 +148,16 @@ def test_the_checker_with_its_output_closed_exits_141_not_0(monkeypatch, capsys)
         os.close(out.r)
         os.close(out.w)
 
+
+
+# ------------------------------------------------------------- fibre certificates the checker reads
+@pytest.mark.slow
+def test_a_fibre_certificate_at_d_8_is_read_by_the_checker(tmp_path):
+    # 127 schedule families nest 254 levels: the checker's depth bound must admit them
+    path = tmp_path / "u.json"
+    proc = run_cli(["learn", "multi-head", "--dim", "8", "--heads", "4", "--certify-unique",
+                    "--certificate", str(path), "--quiet", "--validate", "0"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    from proofs_checks.verify import verify_file
+    (line,) = verify_file(str(path))
+    assert line.startswith("fibre d=8 H0=4:") and "final fibre 1 point" in line

@@ -427,6 +427,10 @@ MUTANTS = [
     ("M134", "checker: a Transformer evaluated without its cost bound",
      [(C + "transformer.py", "        product_work([{int(sc * L) for sc in row} for row in scores], \"transformer\",\n",
        "        (lambda *a: 0)([{int(sc * L) for sc in row} for row in scores], \"transformer\",\n")]),
+    ("M135", "checker: nesting bounded below what a fibre certificate at d = 8 needs",
+     [(C + "parse.py", "MAX_DEPTH = 320", "MAX_DEPTH = 200")]),
+    ("M136", "--certify-unique --certificate beyond the checker's limits accepted",
+     [("exactattn/cli/learn.py", "    if a.dim > MAX_DIM or H0 > MAX_H0:", "    if False:")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

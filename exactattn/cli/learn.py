@@ -91,7 +91,8 @@ def register(sub):
                         "families until it is one model; the extra queries are counted apart "
                         "(docs/design.md §11)")
     p.add_argument("--unique-families", type=positive_int, default=None, metavar="N",
-                   help="with --certify-unique: at most N extra families (default 8)")
+                   help="with --certify-unique: at most N extra families (default d² + 4; "
+                        "with --certificate at most 16, what the checker reads)")
     p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="per-query timeout of the oracle: a query not answered in time is the "
                         "named failure oracle-timeout")
@@ -201,6 +202,8 @@ def _check_args(a):
                          "P2 schedule")
     if a.unique_families is not None and not a.certify_unique:
         raise ValueError("--unique-families needs --certify-unique")
+    if a.certify_unique and a.certificate is not None:
+        _fit_fibre_certificate(a)
     if a.holdout is not None and a.variant != "single-head":
         raise ValueError("--holdout applies to single-head only")
     if low:
@@ -230,6 +233,24 @@ def _work(a) -> int:
         return queries * 2 * H * d * d
     K = (a.hidden or 2) if a.variant == "transformer" else 0
     return p2_work(d, H, a.heads_bound or H, K, a.validate, a.variant == "transformer")
+
+
+def _fit_fibre_certificate(a):
+    """A fibre certificate is read by the checker up to its limits (d, H₀, extra families:
+    proofs_checks/checker/fibre.py): refuse a run whose certificate it could not read, and
+    cap the extra families at its limit (ValueError → exit status 2)."""
+    from proofs_checks.checker.fibre import MAX_DIM, MAX_EXTRA, MAX_H0
+    from ..learners.p2.unique import default_families
+    H0 = a.heads_bound or a.heads
+    if a.dim > MAX_DIM or H0 > MAX_H0:
+        raise ValueError(f"--certify-unique --certificate: the checker reads fibre "
+                         f"certificates up to d = {MAX_DIM} and H0 = {MAX_H0}, not d = {a.dim}, "
+                         f"H0 = {H0}; drop --certificate or use smaller sizes")
+    if a.unique_families is not None and a.unique_families > MAX_EXTRA:
+        raise ValueError(f"--unique-families {a.unique_families} with --certificate: the "
+                         f"checker reads at most {MAX_EXTRA} extra families")
+    if a.unique_families is None:
+        a.unique_families = min(default_families(a.dim), MAX_EXTRA)
 
 
 def _check_work(a):

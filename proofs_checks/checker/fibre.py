@@ -422,8 +422,11 @@ def check_fibre(c, checks=()):
               f"branches re-walked ({walk.by_c} closed by 0 = c ≠ 0, {walk.by_ne} by a forced ≠, "
               f"{walk.dominated} dominated)")
     extras_last = sorted(order[nsched:]) == list(range(nsched, len(fams)))
-    p2 = (f"P2 fibre {_n(walk.p2 if len(fams) > nsched else len(walk.pieces), 'piece')}"
-          if extras_last
+    # with extra families the P2 fibre's branches are not solved, only counted: an upper bound
+    p2 = (f"P2 fibre at most {_n(walk.p2, 'piece')} (branches open after the schedule's "
+          f"families; only the final fibre's pieces are solved)" if len(fams) > nsched
+          else f"P2 fibre {_n(len(walk.pieces), 'piece')}")
+    p2 = (p2 if extras_last
           else "the order interleaves the extra families (no P2-only count)")
     if c["model"] is None:
         if truth is not None:

@@ -15,7 +15,9 @@ from fractions import Fraction
 
 #: bounds applied before parsing (a certificate of the full check is a few MB)
 MAX_BYTES = 64 * 1024 * 1024
-MAX_DEPTH = 200    # a fibre tree nests two levels per copy-count family
+#: a fibre tree nests two levels per copy-count family: at d ≤ 8, 2d² − 1 = 127 schedule
+#: families and at most 16 extra ones, 143 levels, 291 with the record around them
+MAX_DEPTH = 320
 MAX_INT_DIGITS = 40
 MAX_RATIONAL_CHARS = 4000
 

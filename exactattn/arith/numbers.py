@@ -245,6 +245,18 @@ def _exact_value(x):
     return exact_fraction(x)
 
 
+def decimal_exponent(a: Fraction) -> int:
+    """⌊log₁₀ a⌋ of a rational a > 0, exactly: a first exponent from the bit lengths (no
+    str() of a 10 000-digit integer), then corrected with powers of 10."""
+    # log10(2) < 30103/100000
+    e = (a.numerator.bit_length() - a.denominator.bit_length()) * 30103 // 100000
+    while Fraction(10) ** e > a:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= a:
+        e += 1
+    return e
+
+
 def upper_decimal(x, digits: int = 3) -> str:
     """``x`` in decimal with ``digits`` significant digits, rounded toward +∞, so that a
     printed upper bound (an error bar, an evaluation's error) is still an upper bound
@@ -257,13 +269,7 @@ def upper_decimal(x, digits: int = 3) -> str:
         return q
     if q == 0:
         return "0"
-    a = abs(q)
-    # log10(2) < 30103/100000: a first exponent from the bit lengths, then corrected exactly
-    e = (a.numerator.bit_length() - a.denominator.bit_length()) * 30103 // 100000
-    while Fraction(10) ** e > a:
-        e -= 1
-    while Fraction(10) ** (e + 1) <= a:
-        e += 1
+    e = decimal_exponent(abs(q))
     n = -(-q * Fraction(10) ** (digits - 1 - e) // 1)             # ceil, |n| < 10^digits + 1
     if abs(n) == 10 ** digits:
         n, e = n // 10, e + 1

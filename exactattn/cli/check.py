@@ -81,22 +81,20 @@ def certify(outcome, out_dir):
 
 def run(args):
     """Run the chosen claims, verify and write their certificates, print the table."""
-    from proofs_checks import claims
     from ..presentation.progress import Progress, track
     from .main import UsageError
     if args.no_out and args.out is not None:
         raise UsageError("--out and --no-out contradict each other; give one")
+    chosen = select(args.claims)                  # every claim when none is named
     if args.list:
-        listed = select(args.claims) if args.claims else claims()
         if args.json:
             print(json.dumps([{"claim": c.id, "reference": c.reference,
-                               "statement": c.statement} for c in listed],
+                               "statement": c.statement} for c in chosen],
                              indent=1, ensure_ascii=False))
         else:
-            for c in listed:
+            for c in chosen:
                 print(f"{c.id:15} {c.reference:30} {c.statement}")
         return 0
-    chosen = select(args.claims)
     out_dir = None if args.no_out else (args.out or DEFAULT_OUT)
     if out_dir is not None:
         _check_out_dir(out_dir)

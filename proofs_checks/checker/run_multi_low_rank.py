@@ -42,9 +42,11 @@ def read(dim, params, vectors):
 def heads_within_rank(run, model, what):
     """Every W_h of `model` has rank ≤ r (exact, over Q) when the rank r is given."""
     r = run["rank"]
+    if r is None:
+        return
     for h, (W, _) in enumerate(model):
-        require(r is None or rank(W) <= r, f"run: head {h + 1} of the {what} has rank "
-                f"{rank(W)} > the given rank {r}")
+        rk = rank(W)                    # once: the message is built before require runs
+        require(rk <= r, f"run: head {h + 1} of the {what} has rank {rk} > the given rank {r}")
 
 
 def _mv(W, x):

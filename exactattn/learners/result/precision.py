@@ -56,7 +56,7 @@ import mpmath
 
 from ...arith.ball import BallBackend, ball, upper_mpf
 from ...arith.mp import MIN_DPS
-from ...arith.numbers import exact_fraction, lower_decimal, upper_decimal
+from ...arith.numbers import decimal_exponent, exact_fraction, lower_decimal, upper_decimal
 from ...errors import IllConditioned
 
 __all__ = ["OraclePrecision", "ErrorBar", "infer_precision", "stated_precision",
@@ -137,14 +137,9 @@ class OraclePrecision:
 
 
 def decimal_digits(eta) -> int:
-    """⌈−log₁₀ η⌉ for 0 < η, exactly (0 for η ≥ 1): the least k ≥ 0 with 10^−k ≤ η."""
-    eta = Fraction(eta)
-    k = max(0, (eta.denominator.bit_length() - eta.numerator.bit_length()) * 30103 // 100000)
-    while Fraction(1, 10 ** k) > eta:
-        k += 1
-    while k > 0 and Fraction(1, 10 ** (k - 1)) <= eta:
-        k -= 1
-    return k
+    """⌈−log₁₀ η⌉ for 0 < η, exactly (0 for η ≥ 1): the least k ≥ 0 with 10^−k ≤ η, which
+    is −⌊log₁₀ η⌋ (:func:`~exactattn.arith.numbers.decimal_exponent`)."""
+    return max(0, -decimal_exponent(Fraction(eta)))
 
 
 def shown_eta(eta, digits: int = 3) -> str:

@@ -100,3 +100,31 @@ def same_canonical(model, recovered_heads) -> bool:
     keys = [(tuple(map(tuple, h.W)), tuple(h.v)) if hasattr(h, "W") else
             (tuple(map(tuple, h[0])), tuple(h[1])) for h in rec]
     return len(set(keys)) == len(keys) and canonical_set(model) == canonical_set(rec)
+
+
+DESIGN_STATEMENT = ("Theorem A: every model with at most H0 heads (real parameters) that gives "
+                    "M's answers on the moment-curve design (d single-token queries and n > "
+                    "γ + (L−1)β families of L−1 samples, L = H + H0) has M's canonical form")
+
+
+def design_record(c) -> dict:
+    """The ``design`` record of a :class:`~exactattn.certify.Certification` that holds
+    (Theorem A, docs/design.md §12): the design's name, points and samples per family, H₀, M,
+    and the oracle's answers in the design's order.  The queries are not written: the checker rebuilds them
+    from the points."""
+    from exactattn.certify.design import DESIGN
+    from .certificates import element_json, rational
+    return {"kind": "design", "design": DESIGN, "dim": c.dim, "H0": c.heads_bound,
+            "points": [rational(p) for p in c.points],
+            "samples": c.samples, "model": heads_json(c.model.heads),
+            "answers": [element_json(a) for _, a in c.transcript]}
+
+
+def design_certificate(c) -> dict:
+    """A stand-alone certificate of one :func:`~exactattn.certify.certify` that holds (claim
+    ``certify``), which ``python -m proofs_checks.verify FILE`` checks."""
+    from .certificates import FORMAT, VERSION
+    return {"format": FORMAT, "version": VERSION, "claim": "certify",
+            "reference": "Theorem A (docs/design.md §12)", "statement": DESIGN_STATEMENT,
+            "size": "full", "params": {"dim": c.dim, "H": c.heads, "H0": c.heads_bound},
+            "holds": True, "checks": [design_record(c)], "symbolic": []}

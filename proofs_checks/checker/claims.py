@@ -102,6 +102,12 @@ CLAIMS = {
                "heads that gives the transcript's answers is the recovered model (the answer "
                "fibre, re-derived from the transcript)",
                {"fibre"}),
+    # a user's own `exactattn certify --certificate FILE` (Theorem A, docs/design.md §12)
+    "certify": ("Theorem A (docs/design.md §12)",
+                "Theorem A: every model with at most H0 heads (real parameters) that gives M's "
+                "answers on the moment-curve design (d single-token queries and n > γ + (L−1)β "
+                "families of L−1 samples, L = H + H0) has M's canonical form",
+                {"design"}),
 }
 
 
@@ -172,7 +178,8 @@ def check_size(cid, size, params):
     """The certificate's parameters are exactly those of the size it is labelled with."""
     table = SIZES.get(cid)
     if table is None:
-        require(cid in ("run", "unique"), f"{cid}: the checker has no sizes for this claim")
+        require(cid in ("run", "unique", "certify"),
+                f"{cid}: the checker has no sizes for this claim")
         return
     require(size in table, f"size must be one of {sorted(table)}")
     require(same_json(params, table[size]), f"params are not the {size} sizes of {cid} "
@@ -429,6 +436,19 @@ def params_unique(p, checks):
             p["dim"] == checks[0].get("dim"), "params: expected {learner: multi-head, dim}")
 
 
+def params_certify(p, checks):
+    """A stand-alone design certificate: one design record; params are its d, H₀ and the
+    canonical head count H of its M (counted on the canonical form, as the record's check)."""
+    require(len(checks) == 1 and checks[0].get("kind") == "design",
+            "params: exactly one design record")
+    rec = checks[0]
+    require(set(p) == {"dim", "H", "H0"} and p["dim"] == rec.get("dim") and
+            p["H0"] == rec.get("H0"), "params: expected {dim, H, H0} of the design record")
+    model = heads(rec.get("model"), p["dim"], "design.model")
+    require(p["H"] == len(canonical(model)),
+            "params: H is not the number of canonical heads of the design's M")
+
+
 def params_p2_unique(p, checks):
     """One fibre record per grid point (d, H, H0) with an H-head true model, certified unique;
     then the lemma's two (the one-head model and its two-head twin: the same schedule answers,
@@ -457,7 +477,7 @@ def params_p2_unique(p, checks):
             "answers (equal in Q(t))")
 
 
-PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
+PARAMS = {"run": params_run, "certify": params_certify, "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,

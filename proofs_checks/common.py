@@ -108,11 +108,11 @@ DESIGN_STATEMENT = ("Theorem A: every model with at most H0 heads (real paramete
 
 
 def design_record(c) -> dict:
-    """The ``design`` record of a :class:`~exactattn.certify.Certification` that holds
+    """The ``design`` record of a :class:`~exactattn.design.certify.Certification` that holds
     (Theorem A, docs/design.md §12): the design's name, points and samples per family, H₀, M,
     and the oracle's answers in the design's order.  The queries are not written: the checker rebuilds them
     from the points."""
-    from exactattn.certify.design import DESIGN
+    from exactattn.design.moment_curve import DESIGN
     from .certificates import element_json, rational
     return {"kind": "design", "design": DESIGN, "dim": c.dim, "H0": c.heads_bound,
             "points": [rational(p) for p in c.points],
@@ -121,7 +121,7 @@ def design_record(c) -> dict:
 
 
 def design_certificate(c) -> dict:
-    """A stand-alone certificate of one :func:`~exactattn.certify.certify` that holds (claim
+    """A stand-alone certificate of one :func:`~exactattn.certify` that holds (claim
     ``certify``), which ``python -m proofs_checks.verify FILE`` checks."""
     from .certificates import FORMAT, VERSION
     return {"format": FORMAT, "version": VERSION, "claim": "certify",

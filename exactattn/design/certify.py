@@ -1,7 +1,7 @@
 """``certify``: is the oracle M?  Theorem A's design asked of any oracle and compared with M
 exactly (docs/design.md §12; docs/evidence.md §2b).
 
-:func:`certify` asks the design of :mod:`.design` — the d single-token queries and
+:func:`certify` asks the design of :mod:`.moment_curve` — the d single-token queries and
 n = (L − 1)(d² − 1) + d moment-curve families of L − 1 samples, L = H + H₀ — and compares
 every answer with M's in Q(t).  When all agree, Theorem A proves that every oracle with at
 most H₀ heads (real parameters) that gives these answers has M's canonical form; the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import design
+from . import moment_curve as design
 
 __all__ = ["certify", "Certification", "estimate_design", "MAX_DIM", "MAX_HEADS_BOUND"]
 

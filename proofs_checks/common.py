@@ -71,9 +71,12 @@ RUN_STATEMENT = ("consistency-and-genericity certificate of one exact learner ru
 def run_certificate(result, model=None) -> dict:
     """A stand-alone certificate of one exact run (``exactattn learn ... --certificate FILE``)
     that ``python -m proofs_checks.verify FILE`` checks (docs/design.md §8); for a
-    ``certify_unique=True`` run, the ``unique`` certificate of its answer fibre instead
-    (:mod:`.fibre_record`, docs/design.md §11)."""
-    if getattr(result, "uniqueness", None) is not None:
+    ``certify_unique=True`` run, the design certificate of Theorem A that made it unique
+    (docs/design.md §12) — or, for a P2 run with exactly H₀ heads (Lemma B), the run's own."""
+    uniqueness = getattr(result, "uniqueness", None)
+    if uniqueness is not None and uniqueness != "lemma-b":
+        if hasattr(uniqueness, "points"):           # Theorem A's design (exactattn.certify)
+            return design_certificate(uniqueness)
         from .fibre_record import unique_certificate
         return unique_certificate(result)
     from .certificates import FORMAT, VERSION

@@ -69,7 +69,8 @@ class Certification:
             return (f"every oracle with ≤ {self.heads_bound} heads (real parameters) that gives "
                     f"these {self.queries} answers is M (Theorem A: {self.families} "
                     f"moment-curve families > γ + (L−1)β = "
-                    f"{design.families_needed(self.dim, self.heads, self.heads_bound) - 1})")
+                    f"{design.families_needed(self.dim, self.heads, self.heads_bound) - 1}; "
+                    f"no probability, no genericity theorem, no search)")
         return (f"M is not the oracle: the answer to design query {self.mismatch} (length "
                 f"{len(self.mismatch_query)}) differs from M's exactly in Q(t)")
 

@@ -23,10 +23,9 @@ from . import moment_curve as design
 
 __all__ = ["certify", "Certification", "estimate_design", "MAX_DIM", "MAX_HEADS_BOUND"]
 
-#: the largest sizes certify accepts (the checker reads up to d = 16; the design at
-#: (16, 8, 8) asks over 3,800 families of 15 samples)
+#: the largest sizes certify accepts: those the checker reads (proofs_checks/checker/design.py)
 MAX_DIM = 16
-MAX_HEADS_BOUND = 16
+MAX_HEADS_BOUND = 8
 
 
 @dataclass

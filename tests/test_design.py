@@ -283,3 +283,17 @@ def test_cli_certify_writes_a_certificate_and_names_a_mismatch(tmp_path):
     other.write_text(ea.model_to_json(ea.random_multi_head(3, 1, seed=1)))
     dim = run_cli(["certify", "--model", str(other), "--against", str(m)], cwd=tmp_path)
     assert dim.returncode == 2 and "dimension" in dim.stderr and len(dim.stderr.splitlines()) == 1
+
+
+def test_a_certificate_the_checker_could_not_read_is_not_written(monkeypatch, tmp_path):
+    from proofs_checks.checker import parse
+    model = ea.random_multi_head(3, 1, seed=0)
+    c = _certify(model, 2)
+    monkeypatch.setattr(parse, "MAX_INT_DIGITS", 3)
+    with pytest.raises(ValueError, match="digits, above the 3 the checker reads"):
+        c.write_certificate(tmp_path / "c.json")
+    monkeypatch.setattr(parse, "MAX_INT_DIGITS", 1200)
+    monkeypatch.setattr(parse, "MAX_BYTES", 1000)
+    with pytest.raises(ValueError, match="bytes, above the 1,000 the checker reads"):
+        c.write_certificate(tmp_path / "c.json")
+    assert not (tmp_path / "c.json").exists()

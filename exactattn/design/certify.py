@@ -79,15 +79,33 @@ class Certification:
         if not self.holds:
             raise ValueError("certify found a mismatch: there is no design certificate for a "
                              "model that is not the oracle")
+        from proofs_checks.checker.parse import MAX_INT_DIGITS
         from proofs_checks.common import design_certificate
-        return design_certificate(self)
+        cert = design_certificate(self)
+        top = max((abs(k) for a in cert["checks"][0]["answers"] for part in ("num", "den")
+                   for k, _ in a[part]), default=0)
+        digits = len(str(top))
+        if digits > MAX_INT_DIGITS:
+            raise ValueError(f"the design certificate would hold an exponent of {digits} "
+                             f"digits, above the {MAX_INT_DIGITS} the checker reads: use a "
+                             f"model with smaller entries or a smaller d")
+        return cert
 
     def write_certificate(self, path) -> None:
-        """Write :meth:`certificate` as JSON to ``path``."""
+        """Write :meth:`certificate` as JSON to ``path``; ValueError (nothing written) when
+        the file would exceed the checker's size limit."""
         import json
 
+        from proofs_checks.checker.parse import MAX_BYTES
+
         from ..learners.result import _write_text
-        _write_text(path, json.dumps(self.certificate(), ensure_ascii=False) + "\n")
+        text = json.dumps(self.certificate(), ensure_ascii=False) + "\n"
+        size = len(text.encode("utf-8"))
+        if size > MAX_BYTES:
+            raise ValueError(f"the design certificate would have {size:,} bytes, above the "
+                             f"{MAX_BYTES:,} the checker reads: drop --certificate or use "
+                             f"smaller sizes")
+        _write_text(path, text)
 
 
 def _bound(name, value, lo, hi):

@@ -297,3 +297,27 @@ def test_a_certificate_the_checker_could_not_read_is_not_written(monkeypatch, tm
     with pytest.raises(ValueError, match="bytes, above the 1,000 the checker reads"):
         c.write_certificate(tmp_path / "c.json")
     assert not (tmp_path / "c.json").exists()
+
+
+# ------------------------------------------------------------------ the claim design-unique
+@pytest.mark.slow
+def test_the_claims_certificate_is_accepted(quick_certificate):
+    findings = verify(quick_certificate("design-unique"))
+    assert len(findings) == 6 and all("M = the canonical form of the true model" in f
+                                      for f in findings)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit,match", [
+    (lambda cs: cs.pop(1), "do not cover the grid"),
+    (lambda cs: cs.insert(1, copy.deepcopy(cs[1])), "do not cover the grid"),
+    (lambda cs: cs[-1].update(truth=cs[-2]["truth"], model=cs[-2]["model"]), "do not cover"),
+    (lambda cs: cs[0].pop("truth"), "needs its true model"),
+    (lambda cs: cs[0].update(truth=cs[-2]["truth"]), "not the canonical form of the recorded"),
+])
+def test_the_claims_records_cannot_be_dropped_duplicated_or_substituted(quick_certificate, edit,
+                                                                        match):
+    cert = quick_certificate("design-unique")
+    edit(cert["checks"])
+    with pytest.raises(Rejected, match=match):
+        verify(cert)

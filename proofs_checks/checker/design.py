@@ -3,7 +3,8 @@
 design has M's canonical form.
 
 A record ``{"kind": "design", "design": "moment-curve", "dim": d, "H0": H₀, "points": [λ…],
-"samples": S, "model": [heads], "answers": [elements]}`` is checked from itself alone (S ≥
+"samples": S, "model": [heads], "answers": [elements]}`` (optionally ``"truth"``, the oracle's
+model when a claim knows it: its canonical form must be M's) is checked from itself alone (S ≥
 L − 1 samples per family: a learner's transcript that asks more is a design too):
 
 (a) M is canonicalised here (:func:`.qt.canonical`) and H is its number of canonical heads,
@@ -66,7 +67,8 @@ def queries(d, samples, lams):
 def check_design(c, checks=()):
     """Theorem A's certificate: conditions (i)–(iii) for the recorded points, every query
     rebuilt, every recorded answer M's exactly in Q(t)."""
-    only(c, ("kind", "design", "dim", "H0", "points", "samples", "model", "answers"), "design")
+    only(c, ("kind", "design", "dim", "H0", "points", "samples", "model", "answers"), "design",
+         optional=("truth",))
     name = string(c["design"], "design.design")
     require(name in DESIGNS, f"design: unknown design {name!r:.40} (known: {', '.join(DESIGNS)})")
     d = integer(c["dim"], "design.dim", 1, MAX_DIM)
@@ -74,6 +76,11 @@ def check_design(c, checks=()):
     M = sorted(canonical(heads(c["model"], d, "design.model", max_heads=MAX_H0)))
     H = len(M)
     require(H <= MAX_H0, f"design: M has {H} canonical heads (at most {MAX_H0})")
+    truth = ""
+    if "truth" in c:
+        T = sorted(canonical(heads(c["truth"], d, "design.truth", max_heads=MAX_H0)))
+        require(T == M, "design: M is not the canonical form of the recorded true model")
+        truth = "; M = the canonical form of the true model"
     L = H + H0
     lams = [rat(p, f"design.points[{k}]")
             for k, p in enumerate(listed(c["points"], "design.points", MAX_POINTS))]
@@ -97,4 +104,4 @@ def check_design(c, checks=()):
                 f"design: M does not give recorded answer {k} exactly in Q(t)")
     return (f"design {name} d={d} H={H} H0={H0}: {n} distinct points > γ + (L−1)β = "
             f"{g} + {L - 1}·{b} (γ = d−1, β = d²−1 derived); {len(expected)} queries rebuilt "
-            f"(max length {S + 1}), every answer M's exactly in Q(t) — {PROVES}")
+            f"(max length {S + 1}), every answer M's exactly in Q(t){truth} — {PROVES}")

@@ -321,3 +321,14 @@ def test_the_claims_records_cannot_be_dropped_duplicated_or_substituted(quick_ce
     edit(cert["checks"])
     with pytest.raises(Rejected, match=match):
         verify(cert)
+
+
+# ------------------------------------------------------------------ Lemma B in the run checker
+@pytest.mark.parametrize("H,H0,lemma", [(2, 2, True), (1, 2, False)])
+def test_the_run_checker_states_lemma_b_exactly_when_h_is_h0(H, H0, lemma):
+    from proofs_checks.common import run_certificate
+    model = ea.random_multi_head(2, H, seed=7)
+    res = ea.learn_multi_head(ea.Oracle(model), 2, heads_bound=H0, seed=7, validate=0)
+    (line,) = verify(json.loads(json.dumps(run_certificate(res))))
+    assert ("(Lemma B:" in line) is lemma and ("Theorem 1" in line) is not lemma
+    assert ("Lemma B" in res.proves) is lemma

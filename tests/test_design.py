@@ -48,9 +48,14 @@ def test_gamma_is_exact_d_points_of_the_curve_are_a_basis(d):
         assert det([u_of(Fraction(p), d) for p in mc.points(d)]) != 0
 
 
-def test_the_points_are_distinct_and_centred():
-    pts = mc.points(101)
-    assert len(set(pts)) == 101 and max(pts) == 50 and min(pts) == -50
+def test_the_points_are_distinct_and_of_smallest_height_first():
+    pts = mc.points(200)
+    assert len(set(pts)) == 200 and pts[:7] == [0, 1, -1, Fraction(1, 2), Fraction(-1, 2), 2, -2]
+    heights = [mc.height(p) for p in pts]
+    assert heights == sorted(heights)
+    top = heights[-1]           # every rational of a smaller height is among them
+    below = {Fraction(s * p, q) for q in range(1, top) for p in range(top) for s in (1, -1)}
+    assert below <= set(pts)
 
 
 @pytest.mark.parametrize("d,H,H0", [(1, 1, 1), (2, 1, 2), (3, 2, 3), (4, 2, 3), (8, 4, 6)])

@@ -145,7 +145,7 @@ def estimate_design(d: int, H: int, H0: int, model=None):
     queries, length = design.design_count(d, H, H0), design.design_max_length(H, H0)
     bits = 40
     if model is not None and model.heads:
-        lam = max(design.points(n), key=abs)
+        lam = max(design.points(n), key=design.height)
         bits = estimate_answer(model, design.family_queries(lam, d, length - 1)[-1]).exponent_bits
     words = 1 + bits // 64
     terms = 2 * 2 ** H0 + 2 * 2 ** H

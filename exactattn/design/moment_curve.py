@@ -8,24 +8,29 @@ of the u_k, (ii) every non-zero d×d matrix Δ has u_kᵀΔx_k = 0 for at most �
 M's answers on these queries has M's canonical form.
 
 **The design.** The moment curve u(λ) = (λ^i)_{i<d}, x(λ) = (λ^{dj})_{j<d} at distinct
-rationals λ.  A hyperplane a·u(λ) = 0 is a non-zero polynomial of degree ≤ d − 1 in λ, so
+rationals λ, written in homogeneous coordinates (λ = p/q: u = (p^i q^{d−1−i}),
+x = (p^{dj} q^{d(d−1)−dj}), integer tokens; positive multiples change neither count below).  A hyperplane a·u(λ) = 0 is a non-zero polynomial of degree ≤ d − 1 in λ, so
 γ = d − 1 (Vandermonde); u(λ)ᵀΔx(λ) = Σ_ij Δ_ij λ^{i+dj} has the d² entries of Δ as the
 coefficients of distinct powers λ^0 … λ^{d²−1}, so β = d² − 1.  Hence
 n = (L − 1)(d² − 1) + d families suffice, d + n(L − 1) queries of length ≤ L.
 
-The points are the integers 0, 1, −1, 2, −2, …: centred at 0, they keep the largest |λ|
-(hence the exponents λ^{d²−1} of the answers) about half that of 1, 2, 3, ….  A product grid
-u = (λ^i), x = (μ^j) has smaller numbers but needs (L(d−1)+1)((L−1)(d−1)+1) families
-(4,544 against 575 at d = 8, L = 10); the moment curve asks fewer queries *and* writes fewer
-answer bits (docs/design.md §12 gives the measurement).
+The points are the rationals of smallest height first: 0, 1, −1, 1/2, −1/2, 2, −2, 1/3, −1/3,
+…, ordered by max(|p|, q) for λ = p/q.  An answer's exponents are L·uᵀW x, whose size grows
+as height^{d²−1}; about n rationals have height ≤ √n, against n/2 for integers, so the
+exponents have about half the bits (503 against 917 at (d, H, H₀) = (8, 4, 6)).  A product
+grid u = (λ^i), x = (μ^j) has smaller numbers still but needs (L(d−1)+1)((L−1)(d−1)+1)
+families (4,544 against 575 at d = 8, L = 10): the moment curve at small-height rationals
+asks the fewest queries *and* the fewest answer bits (queries × bits; docs/design.md §12
+gives the measurement, ``python benchmarks/bench_certify.py``).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 
 __all__ = ["DESIGN", "gamma", "beta", "families_needed", "design_count", "design_max_length",
-           "points", "u_of", "x_of", "family_queries", "unit_queries", "design_queries"]
+           "points", "height", "u_of", "x_of", "family_queries", "unit_queries", "design_queries"]
 
 #: the name a certificate records for this design
 DESIGN = "moment-curve"
@@ -57,21 +62,39 @@ def design_max_length(H: int, H0: int) -> int:
     return H + H0
 
 
+def height(lam) -> int:
+    """max(|p|, q) of λ = p/q in lowest terms."""
+    lam = Fraction(lam)
+    return max(abs(lam.numerator), lam.denominator)
+
+
 def points(n: int) -> list:
-    """The first n design points 0, 1, −1, 2, −2, … (distinct integers)."""
-    return [(k + 1) // 2 * (1 if k % 2 else -1) for k in range(n)]
+    """The first n design points: distinct rationals by increasing height max(|p|, q), within a
+    height by |λ|, then λ > 0 first: 0, 1, −1, 1/2, −1/2, 2, −2, 1/3, −1/3, 2/3, −2/3, ….
+    """
+    out, h = [Fraction(0)], 1
+    while len(out) < n:
+        level = {Fraction(s * p, q) for p in range(1, h + 1) for q in range(1, h + 1)
+                 for s in (1, -1) if max(p, q) == h and gcd(p, q) == 1}
+        out += sorted(level, key=lambda f: (abs(f), f < 0))
+        h += 1
+    return out[:n]
 
 
 def u_of(lam, d: int) -> list:
-    """u(λ) = (1, λ, …, λ^{d−1})."""
+    """u(λ) = q^{d−1}·(1, λ, …, λ^{d−1}) = (p^i q^{d−1−i})_i for λ = p/q: the moment curve in
+    homogeneous coordinates, integer tokens (a positive multiple changes no hyperplane count)."""
     lam = Fraction(lam)
-    return [lam ** i for i in range(d)]
+    p, q = lam.numerator, lam.denominator
+    return [Fraction(p ** i * q ** (d - 1 - i)) for i in range(d)]
 
 
 def x_of(lam, d: int) -> list:
-    """x(λ) = (1, λ^d, …, λ^{d(d−1)})."""
+    """x(λ) = q^{d(d−1)}·(1, λ^d, …, λ^{d(d−1)}) = (p^{dj} q^{d(d−1)−dj})_j: u(λ)ᵀΔx(λ) is
+    q^{d²−1}·Σ Δ_ij λ^{i+dj}, with the zeros of the affine curve's."""
     lam = Fraction(lam)
-    return [lam ** (d * j) for j in range(d)]
+    p, q = lam.numerator, lam.denominator
+    return [Fraction(p ** (d * j) * q ** (d * (d - 1 - j))) for j in range(d)]
 
 
 def family_queries(lam, d: int, samples: int) -> list:

@@ -10,9 +10,10 @@ L − 1 samples per family: a learner's transcript that asks more is a design to
 (a) M is canonicalised here (:func:`.qt.canonical`) and H is its number of canonical heads,
     L = H + H₀;
 (b) the points are distinct rationals; γ = d − 1 and β = d² − 1 are derived from the design's
-    definition (u(λ) = (λ^i), x(λ) = (λ^{dj}): a hyperplane is a polynomial of degree ≤ d − 1
-    in λ, uᵀΔx a polynomial of degree ≤ d² − 1 whose coefficients are the entries of Δ), never
-    read; condition (iii) n > γ + (L − 1)β is checked;
+    definition (u(λ) = (λ^i), x(λ) = (λ^{dj}), written homogeneously as integer vectors
+    q^{d−1}u and q^{d(d−1)}x for λ = p/q: a hyperplane is a polynomial of degree ≤ d − 1 in λ,
+    uᵀΔx a polynomial of degree ≤ d² − 1 whose coefficients are the entries of Δ), never read;
+    condition (iii) n > γ + (L − 1)β is checked;
 (c) every query is rebuilt from the points — [e₁] … [e_d], then for each λ in order
     [(x + u) × m, x], m = 1 … S with S ≥ L − 1 — and M's answer to it is compared exactly with the
     recorded one in Q(t).
@@ -47,11 +48,15 @@ def beta(d: int) -> int:
 
 
 def _u(lam, d):
-    return [lam ** i for i in range(d)]
+    """q^(d−1)·(λ^i)_i for λ = p/q (homogeneous coordinates: the same hyperplane counts)."""
+    p, q = lam.numerator, lam.denominator
+    return [Fraction(p ** i * q ** (d - 1 - i)) for i in range(d)]
 
 
 def _x(lam, d):
-    return [lam ** (d * j) for j in range(d)]
+    """q^(d(d−1))·(λ^(dj))_j: uᵀΔx = q^(d²−1)·Σ Δ_ij λ^(i+dj), the same zeros."""
+    p, q = lam.numerator, lam.denominator
+    return [Fraction(p ** (d * j) * q ** (d * (d - 1 - j))) for j in range(d)]
 
 
 def queries(d, samples, lams):

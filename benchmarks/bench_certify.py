@@ -20,8 +20,8 @@ import sys
 import tempfile
 import time
 
-from exactattn.design import moment_curve as mc
-from exactattn.design.certify import certify
+from exactattn.learners.design import moment_curve as mc
+from exactattn.learners.design.certify import certify
 from exactattn.learners.multi_head import learn_multi_head
 from exactattn.learners.p2.cost import estimate_answer
 from exactattn.models.attention import random_multi_head

@@ -50,8 +50,8 @@ _LAZY = {
     "learn_multi_head_noisy": "learners.p2.noisy",
     "learn_single_head_membership": "learners.p1.membership",
     "learn_transformer": "learners.transformer.one_layer",
-    "certify": "design.certify",
-    "Certification": "design.certify",
+    "certify": "learners.design.certify",
+    "Certification": "learners.design.certify",
     "LearnResult": "learners.result",
     "parameter_error": "learners.result.compare",
     "MembershipOracle": "oracles.membership",
@@ -65,7 +65,7 @@ _LAZY = {
 
 #: subpackages reachable as attributes (``exactattn.adapters.torch.oracle``,
 #: ``exactattn.arith.get_backend``) without an import of their own
-_SUBPACKAGES = ["adapters", "analysis", "arith", "design", "learners", "models", "oracles",
+_SUBPACKAGES = ["adapters", "analysis", "arith", "learners", "models", "oracles",
                 "presentation", "sweep"]
 
 __all__ = list(dict.fromkeys([

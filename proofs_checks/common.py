@@ -111,11 +111,11 @@ DESIGN_STATEMENT = ("Theorem A: every model with at most H0 heads (real paramete
 
 
 def design_record(c) -> dict:
-    """The ``design`` record of a :class:`~exactattn.design.certify.Certification` that holds
+    """The ``design`` record of a :class:`~exactattn.learners.design.certify.Certification` that holds
     (Theorem A, docs/design.md §12): the design's name, points and samples per family, H₀, M,
     and the oracle's answers in the design's order.  The queries are not written: the checker rebuilds them
     from the points."""
-    from exactattn.design.moment_curve import DESIGN
+    from exactattn.learners.design.moment_curve import DESIGN
     from .certificates import element_json, rational
     return {"kind": "design", "design": DESIGN, "dim": c.dim, "H0": c.heads_bound,
             "points": [rational(p) for p in c.points],

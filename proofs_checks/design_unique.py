@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from exactattn.design.certify import certify
+from exactattn.learners.design.certify import certify
 from exactattn.learners.multi_head import learn_multi_head
 from exactattn.learners.p2.recovery import draw_bases
 from exactattn.learners.p2.unique import with_fibre
@@ -130,4 +130,4 @@ CLAIM = register(Claim(
                     "schedules": _SCHEDULES, **_LEMMA,
                     "search d,H,H0": [[1, 1, 3], [2, 1, 2], [2, 2, 3]], "seed": 1}},
     run=run,
-    needs=("exactattn.learners.multi_head", "exactattn.design.certify")))
+    needs=("exactattn.learners.multi_head", "exactattn.learners.design.certify")))

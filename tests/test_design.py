@@ -12,8 +12,8 @@ from fractions import Fraction
 import pytest
 
 import exactattn as ea
-from exactattn.design import moment_curve as mc
-from exactattn.design.certify import estimate_design
+from exactattn.learners.design import moment_curve as mc
+from exactattn.learners.design.certify import estimate_design
 from exactattn.learners.p2 import cost
 from exactattn.learners.p2.recovery import draw_bases
 from exactattn.models.attention import AttentionHead, MultiHeadAttention, random_head

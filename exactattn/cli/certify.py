@@ -34,7 +34,7 @@ def register(sub):
 
 
 def run(args):
-    from ..design.certify import certify
+    from ..learners.design.certify import certify
     from ..oracles.oracle import Oracle
     from .model import read_model
     oracle_model = read_model(args.model, want="multi-head-attention", command="certify")

@@ -86,7 +86,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     searched with extra copy-count families (at most ``unique_families``, default d² + 4) for
     the model that gives every answer, which is returned and certified by the design in
     turn.  ``result.unique_queries`` counts the extra queries apart, ``result.uniqueness``
-    holds the :class:`~exactattn.design.certify.Certification` (or, for Lemma B, the string
+    holds the :class:`~exactattn.learners.design.certify.Certification` (or, for Lemma B, the string
     "lemma-b").  NotUnique (``not-unique``) when no model is found, FibreTooLarge
     (``fibre-too-large``) when the fibre search passes its node budget, OutOfClass when no
     model with ≤ H₀ heads gives the answers.
@@ -222,7 +222,7 @@ def _certify_unique(result, orc, H0, rng, families, progress, schedule, force=Fa
                             f"H0 = {H0} canonical heads, so every model with ≤ {H0} heads "
                             f"giving these answers is this one (Lemma B)")
         return
-    from ..design.certify import certify
+    from .design.certify import certify
     from .p2.unique import NotUnique
     before = orc.spent
     c = certify(orc, result.model, heads_bound=H0, force=force, progress=progress)

@@ -98,7 +98,7 @@ class Certification:
 
         from proofs_checks.checker.parse import MAX_BYTES
 
-        from ..learners.result import _write_text
+        from ..result import _write_text
         text = json.dumps(self.certificate(), ensure_ascii=False) + "\n"
         size = len(text.encode("utf-8"))
         if size > MAX_BYTES:
@@ -116,7 +116,7 @@ def _bound(name, value, lo, hi):
 
 def _as_model(model):
     """M as a canonical rational MultiHeadAttention (a model, a head, or (W, v) pairs)."""
-    from ..models.attention import AttentionHead, MultiHeadAttention
+    from ...models.attention import AttentionHead, MultiHeadAttention
     if isinstance(model, AttentionHead):
         model = MultiHeadAttention([model])
     elif not isinstance(model, MultiHeadAttention):
@@ -139,7 +139,7 @@ def estimate_design(d: int, H: int, H0: int, model=None):
     prices a learner): d + n(L − 1) queries; each family answer of an oracle with ≤ H₀ heads
     has ≤ 2·2^H₀ terms, M's ≤ 2·2^H, every answer is kept; the exponents' size is that of M's
     answer at the design's largest point (λ^{d²−1} dominates)."""
-    from ..learners.p2.cost import (SECONDS_PER_TERM, CostEstimate, _term_bytes,
+    from ..p2.cost import (SECONDS_PER_TERM, CostEstimate, _term_bytes,
                                     estimate_answer)
     n = design.families_needed(d, H, H0)
     queries, length = design.design_count(d, H, H0), design.design_max_length(H, H0)
@@ -165,8 +165,8 @@ def certify(oracle, model, heads_bound=None, force=False, progress=None):
     these answers is M", or the first query where the oracle and M differ.  The cost is
     estimated before the first query and refused above the budget (CostExceeded) unless
     ``force``.  ``progress(stage, done, total)`` is called as the families are asked."""
-    from ..learners.p2.cost import check_budget
-    from ..oracles.oracle import as_oracle
+    from ..p2.cost import check_budget
+    from ...oracles.oracle import as_oracle
     M = _as_model(model)
     d, H = M.dim, len(M.heads)
     _bound("dim", d, 1, MAX_DIM)

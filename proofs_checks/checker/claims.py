@@ -117,6 +117,10 @@ CLAIMS = {
 }
 
 
+#: the claims of a user's own certificate (`learn --certificate`, `learn --certify-unique
+#: --certificate`, `certify --certificate`): no registered claim, no sizes
+USER_CLAIMS = ("run", "unique", "certify")
+
 #: the checker's own copy of every claim's sizes, as its certificate records them (the claim's
 #: quick and full parameters without seeds): a certificate must carry exactly the parameters of
 #: the size it is labelled with (a test compares this copy with the library's, so they cannot
@@ -193,8 +197,7 @@ def check_size(cid, size, params):
     """The certificate's parameters are exactly those of the size it is labelled with."""
     table = SIZES.get(cid)
     if table is None:
-        require(cid in ("run", "unique", "certify"),
-                f"{cid}: the checker has no sizes for this claim")
+        require(cid in USER_CLAIMS, f"{cid}: the checker has no sizes for this claim")
         return
     require(size in table, f"size must be one of {sorted(table)}")
     require(same_json(params, table[size]), f"params are not the {size} sizes of {cid} "

@@ -161,8 +161,9 @@ def _q(x):
 
 def score_curves(good, d: int, H: int) -> list:
     """The H score polynomials p_h (coefficient lists of length d², low → high) from the good
-    families [(λ, [(score, residue)] with H distinct scores)]: e_j interpolated across λ (degree
-    ≤ j(d² − 1), checked), Π_h (s − p_h(λ)) factored over Q[λ, s].  NotAttention when the
+    families [(λ, [(score, residue)] with H distinct scores)], at least H(d² − 1) + 1 of them:
+    e_j interpolated at the first j(d² − 1) + 1 and checked at every other one,
+    Π_h (s − p_h(λ)) factored over Q[λ, s].  NotAttention when the
     product is not H distinct linear factors in s of degree ≤ d² − 1 in λ."""
     if H == 0:
         return []
@@ -172,12 +173,13 @@ def score_curves(good, d: int, H: int) -> list:
     ctx = fmpq_mpoly_ctx.get(("s", "l"), "lex")
     terms = {(H, 0): fmpq(1)}
     for j in range(1, H + 1):
-        coeffs = interpolate(lams, [e[j - 1] for e in sym])
-        if any(c != 0 for c in coeffs[j * b + 1:]):
+        values = [e[j - 1] for e in sym]
+        coeffs = interpolate(lams[:j * b + 1], values[:j * b + 1])
+        if any(_value(coeffs, Fraction(lam)) != y for lam, y in zip(lams, values)):
             raise NotAttention(f"the {j}-th elementary symmetric function of the families' "
-                               f"scores is not a polynomial of degree ≤ {j * b} in λ: the "
-                               f"scores are not those of {H} heads on the moment curve",
-                               j=j, heads=H)
+                               f"scores is not one polynomial of degree ≤ {j * b} in λ at all "
+                               f"{len(good)} families showing {H} poles: the scores are not "
+                               f"those of {H} heads on the moment curve", j=j, heads=H)
         for k, c in enumerate(coeffs):
             if c:
                 terms[(H - j, k)] = _q((-1) ** j * c)

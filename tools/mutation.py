@@ -502,8 +502,6 @@ MUTANTS = [
     ("M231", "schedule='design' runs past the sizes the design checker reads",
      [("exactattn/learners/multi_head.py", "    if d > MAX_DIM or H0 > MAX_HEADS_BOUND:",
        "    if False:")]),
-    ("M232", "design learner: fewer score curves than heads accepted",
-     [(DL, "    if len(curves) != H:", "    if False:")]),
     ("M233", "design learner: samples per family 2H0 − 2 (one too few to fix a family)",
      [(DL, "    return 2 * H0 - 1 if H is None else H + H0 - 1", "    return 2 * H0 - 2 if H is None else H + H0 - 1")]),
 ]

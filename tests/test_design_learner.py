@@ -321,3 +321,14 @@ def test_the_honesty_harness_puts_every_multi_head_run_on_the_design_schedule(mo
     h.run_trial("tiny box", 0)
     assert "schedule" not in seen[-1] and "box" in seen[-1]
     assert set(h.SCHEDULE_KINDS) <= set(h.KINDS)
+
+
+@pytest.mark.parametrize("d,H", [(1, 2), (2, 1)])
+def test_counts_beyond_reports_the_design_learner_beside_its_formula(d, H):
+    from exactattn.analysis.beyond import measure_schemes
+    row = measure_schemes(d, H)
+    e = row["design"]
+    assert e["recovered"] and e["queries"] == row["design_formula"]
+    assert row["design_formula"] == d + (2 * H - 1) * ((2 * H - 1) * (d * d - 1) + d)
+    assert e["max_length"] == row["design_max_length"] == 2 * H
+    assert e["ratio"] == round(e["queries"] / row["floor"], 3)

@@ -502,6 +502,9 @@ MUTANTS = [
     ("M231", "schedule='design' runs past the sizes the design checker reads",
      [("exactattn/learners/multi_head.py", "    if d > MAX_DIM or H0 > MAX_HEADS_BOUND:",
        "    if False:")]),
+    ("M232", "counts --beyond: the design learner's formula at the wrong bound",
+     [("exactattn/analysis/beyond.py", "design_learner_count(d, H, H, told=True)",
+       "design_learner_count(d, H, H + 1, told=True)")]),
     ("M233", "design learner: samples per family 2H0 − 2 (one too few to fix a family)",
      [(DL, "    return 2 * H0 - 1 if H is None else H + H0 - 1", "    return 2 * H0 - 2 if H is None else H + H0 - 1")]),
 ]

@@ -332,3 +332,51 @@ def test_counts_beyond_reports_the_design_learner_beside_its_formula(d, H):
     assert row["design_formula"] == d + (2 * H - 1) * ((2 * H - 1) * (d * d - 1) + d)
     assert e["max_length"] == row["design_max_length"] == 2 * H
     assert e["ratio"] == round(e["queries"] / row["floor"], 3)
+
+
+# ------------------------------------------------------------------ the claim query-complexity
+@pytest.mark.slow
+def test_the_query_complexity_certificate_is_accepted(quick_certificate):
+    cert = quick_certificate("query-complexity")
+    findings = verify(cert)
+    assert len(findings) == 18 and all("M = the canonical form of the true model" in f
+                                       for f in findings)
+
+
+def _replace(cert, k, c, model):
+    from proofs_checks.certificates import heads_json
+    from proofs_checks.common import design_record
+    rec = design_record(c)
+    rec["truth"] = heads_json(model.heads)
+    cert["checks"][k] = rec
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forge,match", [
+    ("drop", "do not cover the grid"),
+    ("certify's record", "not the design learner's transcript"),
+    ("one more family", "not the design learner's transcript"),
+])
+def test_a_query_complexity_row_cannot_be_dropped_or_replaced(quick_certificate, forge, match):
+    """Each replacement is a valid design record on its own (the checker accepts it), but not
+    the design learner's transcript of that row."""
+    from proofs_checks.query_complexity import CLAIM
+    cert = quick_certificate("query-complexity")
+    grid = CLAIM.sizes["quick"]["d,H,H0"]
+    k = grid.index([2, 1, 2])
+    d, H, H0 = grid[k]
+    model = ea.random_multi_head(d, H, seed=CLAIM.sizes["quick"]["seed"] + 10 * d + H)
+    if forge == "drop":
+        cert["checks"].pop(k)
+    elif forge == "certify's record":          # L − 1 = 2 samples, not 2H0 − 1 = 3
+        _replace(cert, k, ea.certify(ea.Oracle(model), model, heads_bound=H0), model)
+    else:
+        r = learn_multi_head(ea.Oracle(model), d, heads_bound=H0, schedule="design",
+                             validate=0)
+        c = r.uniqueness
+        extra = mc.points(c.families + 1)[-1]
+        c.transcript += [(q, model(q, "exact")) for q in mc.family_queries(extra, d, c.samples)]
+        c.points = c.points + [extra]
+        _replace(cert, k, c, model)
+    with pytest.raises(Rejected, match=match):
+        verify(cert)

@@ -505,6 +505,12 @@ MUTANTS = [
     ("M232", "counts --beyond: the design learner's formula at the wrong bound",
      [("exactattn/analysis/beyond.py", "design_learner_count(d, H, H, told=True)",
        "design_learner_count(d, H, H + 1, told=True)")]),
+    ("M234", "checker: query-complexity's records not required to be the design learner's transcript",
+     [(C + "claims.py", "        require(r.get(\"samples\") == 2 * H0 - 1 and len(r.get(\"points\") or ()) == least,",
+       "        require(True or r.get(\"samples\") == 2 * H0 - 1 and len(r.get(\"points\") or ()) == least,")]),
+    ("M235", "checker: query-complexity's records not tied to its grid",
+     [(C + "claims.py", "    require(got == grid, f\"params: the design records do not cover the grid {grid} once \"",
+       "    require(True or got == grid, f\"params: the design records do not cover the grid {grid} once \"")]),
     ("M233", "design learner: samples per family 2H0 − 2 (one too few to fix a family)",
      [(DL, "    return 2 * H0 - 1 if H is None else H + H0 - 1", "    return 2 * H0 - 2 if H is None else H + H0 - 1")]),
 ]

@@ -150,7 +150,6 @@ def test_read_family_gives_the_affine_scores_and_residues_at_a_rational_point():
     assert dl.read_family(lam, d, v, answers, 2) == _families(m, d, [lam])[0][1]
 
 
-@pytest.mark.slow
 def test_a_family_whose_interpolant_misreads_is_never_used(monkeypatch):
     """Planted: the limit interpolation returns a shifted pole; the exact check against the
     samples refuses it at every prime size."""
@@ -284,7 +283,6 @@ def test_cli_dim_3_heads_2_bound_3_certificate_byte_identical_and_verified(tmp_p
         verify(forged)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("d,H,H0", [(3, 1, 2), (3, 2, 2)])
 def test_generic_models_at_d_3(d, H, H0):
     m = ea.random_multi_head(d, H, seed=11)
@@ -293,7 +291,6 @@ def test_generic_models_at_d_3(d, H, H0):
     assert r.queries == dl.design_learner_count(d, H, H0)
 
 
-@pytest.mark.slow
 def test_a_head_invisible_at_the_first_points_is_still_learned():
     """v_h·u(λ) = λ(λ − 1)·… vanishes at the first points 0 and 1 (γ = d − 1 = 2 of them):
     those families show one pole fewer and are left out."""
@@ -380,3 +377,20 @@ def test_a_query_complexity_row_cannot_be_dropped_or_replaced(quick_certificate,
         _replace(cert, k, c, model)
     with pytest.raises(Rejected, match=match):
         verify(cert)
+
+
+def test_family_element_is_the_models_answer_and_nothing_else():
+    d, lam = 2, Fraction(2)
+    m = ea.random_multi_head(d, 2, seed=4).canonical()
+    u, x = mc.u_of(lam, d), mc.x_of(lam, d)
+    v = [sum((h.v[i] for h in m.heads), Fraction(0)) for i in range(d)]
+    K = sum((a * (b + c) for a, b, c in zip(v, x, u)), Fraction(0))
+    poles = [(sum((u[i] * h.W[i][j] * x[j] for i in range(d) for j in range(d)), Fraction(0)),
+              -sum((h.v[i] * u[i] for i in range(d)), Fraction(0))) for h in m.heads]
+    L = 1
+    for sc, _ in poles:
+        L = L * sc.denominator // __import__("math").gcd(L, sc.denominator)
+    for k, q in enumerate(mc.family_queries(lam, d, 3), 1):
+        assert dl.family_element(K, poles, k, L) == m(q, "exact")
+        bent = [(poles[0][0], poles[0][1] + 1)] + poles[1:]
+        assert dl.family_element(K, bent, k, L) != m(q, "exact")

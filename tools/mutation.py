@@ -482,7 +482,7 @@ MUTANTS = [
      [(DL, "        if mult != 1 or lead is None or any(s != 0 for s, _ in mons) or \\",
        "        if lead is None or any(s != 0 for s, _ in mons) or \\")]),
     ("M223", "design learner: a family's interpolant not checked against its samples",
-     [(DL, "            if _family_value(K, poles, m, L) != y:", "            if False:")]),
+     [(DL, "            if family_element(K, poles, m, L) != y:", "            if False:")]),
     ("M224", "design learner: the recovered model not checked against every answer",
      [(DL, "            transcript, cert = certify_run(orc, first, model, be, progress, True)",
        "            transcript, cert = orc.transcript[first:], {\"certified\": True}")]),

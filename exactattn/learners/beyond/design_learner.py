@@ -52,17 +52,18 @@ from math import comb, lcm
 from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 
 from ...arith import get_backend
+from ...arith.expfield import ExpElement, poly
 from ...arith.modular import BadReduction
 from ...errors import CertificationFailed, LearningFailure, NotAttention
 from ...models.attention import AttentionHead, MultiHeadAttention
 from ..design import moment_curve as mc
 from ..design.certify import Certification
 from ..result import LearnResult
-from .economy import _engine, _family_value, _with_prime_sizes, certify_run
+from .economy import _engine, _with_prime_sizes, certify_run
 from .limit_interpolation import solve_family_with_limit
 
 __all__ = ["run_design", "family_samples", "good_families_needed", "worst_case_families",
-           "design_learner_count", "generic_count", "read_family", "score_curves", "residue_vectors",
+           "design_learner_count", "generic_count", "read_family", "family_element", "score_curves", "residue_vectors",
            "elementary", "interpolate", "recover", "statement", "TAU_SEQUENCE"]
 
 #: the seed of the fixed sequence from which the modular images take τ (not a draw: every
@@ -127,12 +128,36 @@ def read_family(lam, d: int, v, answers, max_poles: int):
         poles = [(eng.score(z), eng.scalar(c)) for z, c in got]
         L = lcm(eng.L, *(s.denominator for s, _ in poles))
         for m, y in enumerate(answers, 1):
-            if _family_value(K, poles, m, L) != y:
+            if family_element(K, poles, m, L) != y:
                 raise BadReduction("the family's interpolant does not reproduce its samples")
         return poles
 
     poles = _with_prime_sizes(step)
     return sorted((s / qs, -c / qr) for s, c in poles)
+
+
+def family_element(K, poles, m: int, L: int) -> ExpElement:
+    """K + Σ_h c_h/(1 + m t^{L s_h}) in Q(t), t = e^{1/L}, as one fraction over
+    Π_h (t^{−low} + m t^{k_h − low}) (k_h = L s_h, low = min(0, k_h)), left unreduced: an
+    equality test cross-multiplies, so no polynomial gcd is computed."""
+    ks = [int(sc * L) for sc, _ in poles]
+    low = min([0] + ks)
+    fs = []
+    for k in ks:
+        terms = {-low: Fraction(1)}
+        terms[k - low] = terms.get(k - low, Fraction(0)) + m
+        fs.append(poly({e: _q(c) for e, c in terms.items()}))
+    den = poly({0: fmpq(1)})
+    for f in fs:
+        den = den * f
+    num = den * _q(K)
+    for h, (_, c) in enumerate(poles):
+        rest = poly({-low: _q(c)})
+        for g, f in enumerate(fs):
+            if g != h:
+                rest = rest * f
+        num = num + rest
+    return ExpElement(num, den, L)
 
 
 # ---------------------------------------------------------------------- curves

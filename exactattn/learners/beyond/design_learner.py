@@ -63,7 +63,7 @@ from .economy import _engine, _with_prime_sizes, certify_run
 from .limit_interpolation import solve_family_with_limit
 
 __all__ = ["run_design", "family_samples", "good_families_needed", "worst_case_families",
-           "design_learner_count", "generic_count", "read_family", "family_element", "score_curves", "residue_vectors",
+           "design_learner_count", "generic_count", "read_family", "read_with_limit", "family_element", "score_curves", "residue_vectors",
            "elementary", "interpolate", "recover", "statement", "TAU_SEQUENCE"]
 
 #: the seed of the fixed sequence from which the modular images take τ (not a draw: every
@@ -111,15 +111,13 @@ def _homogeneous(lam, d):
     return q ** (d * d - 1), q ** (d - 1)
 
 
-def read_family(lam, d: int, v, answers, max_poles: int):
-    """[(p_h(λ), v_h·u_affine(λ))] of one design family, sorted by score: its poles read from
-    G(0) = v·x and the samples with the limit K = v·(x + u) known, checked exactly against
-    every sample in Q(t) (modular images up the prime ladder), scores divided by q^{d²−1}
-    and residues by −q^{d−1} (λ = p/q), so that they are the affine curves' values."""
-    u, x = mc.u_of(lam, d), mc.x_of(lam, d)
+def read_with_limit(u, x, v, answers, max_poles: int) -> list:
+    """[(score, residue)] of the family [(x + u) × m, x], m = 1 … S, sorted by score: its poles
+    read from G(0) = v·x and the S samples with the limit K = v·(x + u) known (S ≥ 2n − 1 for
+    n ≤ ``max_poles`` poles; modular images up the prime ladder), checked exactly against every
+    sample in Q(t) (:func:`family_element`); residues c_h = −v_h·u."""
     K = sum((a * (b + c) for a, b, c in zip(v, x, u)), Fraction(0))
     G0 = sum((a * b for a, b in zip(v, x)), Fraction(0))
-    qs, qr = _homogeneous(lam, d)
 
     def step(bits):
         eng = _engine(answers, bits, random.Random(TAU_SEQUENCE))
@@ -132,7 +130,15 @@ def read_family(lam, d: int, v, answers, max_poles: int):
                 raise BadReduction("the family's interpolant does not reproduce its samples")
         return poles
 
-    poles = _with_prime_sizes(step)
+    return sorted(_with_prime_sizes(step))
+
+
+def read_family(lam, d: int, v, answers, max_poles: int):
+    """[(p_h(λ), v_h·(λ^i)_i)] of one design family, sorted by score
+    (:func:`read_with_limit`), scores divided by q^{d²−1} and residues by −q^{d−1}
+    (λ = p/q), so that they are the affine curves' values."""
+    qs, qr = _homogeneous(lam, d)
+    poles = read_with_limit(mc.u_of(lam, d), mc.x_of(lam, d), v, answers, max_poles)
     return sorted((s / qs, -c / qr) for s, c in poles)
 
 

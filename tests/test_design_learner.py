@@ -394,3 +394,28 @@ def test_family_element_is_the_models_answer_and_nothing_else():
         assert dl.family_element(K, poles, k, L) == m(q, "exact")
         bent = [(poles[0][0], poles[0][1] + 1)] + poles[1:]
         assert dl.family_element(K, bent, k, L) != m(q, "exact")
+
+
+# ------------------------------------------------------------------ the fibre search as a learner
+def test_the_fibre_learner_stops_when_the_fibre_is_one_point():
+    from exactattn.learners.beyond.fibre_learner import learn_by_fibre
+    m = ea.random_multi_head(2, 2, seed=22)
+    r = learn_by_fibre(ea.Oracle(m), 2, 2, seed=0)
+    assert ea.same_function(r.model, m) and r.queries == 2 + r.extra["families"] * 3
+    assert r.queries >= 12 and "one point" in r.proves and "not re-checked" in r.proves
+
+
+def test_the_fibre_learner_names_a_fibre_that_stays_large_or_empty(monkeypatch):
+    from exactattn.learners.beyond import fibre_learner as fl
+    m = ea.random_multi_head(2, 2, seed=22)
+    with pytest.raises(fl.NotUnique):                     # 1 family cannot fix 2 heads
+        fl.learn_by_fibre(ea.Oracle(m), 2, 2, seed=0, extra_families=-3)
+    real = fl.compute_fibre
+
+    def empty(*a, **k):
+        fib = real(*a, **k)
+        fib.pieces = []
+        return fib
+    monkeypatch.setattr(fl, "compute_fibre", empty)
+    with pytest.raises(ea.OutOfClass, match="fibre of 1 families is empty"):
+        fl.learn_by_fibre(ea.Oracle(m), 2, 2, seed=0)

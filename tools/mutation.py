@@ -511,6 +511,11 @@ MUTANTS = [
     ("M235", "checker: query-complexity's records not tied to its grid",
      [(C + "claims.py", "    require(got == grid, f\"params: the design records do not cover the grid {grid} once \"",
        "    require(True or got == grid, f\"params: the design records do not cover the grid {grid} once \"")]),
+    ("M236", "fibre learner: stops before the answer fibre is one point",
+     [("exactattn/learners/beyond/fibre_learner.py", "        if fib.unique_model() is not None:",
+       "        if fib.pieces:")]),
+    ("M237", "fibre learner: an empty answer fibre not named",
+     [("exactattn/learners/beyond/fibre_learner.py", "        if not fib.pieces:", "        if False:")]),
     ("M233", "design learner: samples per family 2H0 − 2 (one too few to fix a family)",
      [(DL, "    return 2 * H0 - 1 if H is None else H + H0 - 1", "    return 2 * H0 - 2 if H is None else H + H0 - 1")]),
 ]

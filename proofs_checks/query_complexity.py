@@ -77,11 +77,10 @@ def row(d: int, H: int, H0: int, seed: int) -> tuple:
 
 def table(rows) -> str:
     """The grid as a Markdown table (docs/beyond.md §9)."""
-    out = ["| d | H | H₀ | lower bound (floor, Sard) | P2 | economy (told H) | design learner "
-           "(certified) | certify M | status |", "|---|---|---|---|---|---|---|---|---|"]
+    out = [("| d | H | H₀ | lower bound (floor, Sard) | P2 | economy (told H) | design "
+            "learner (certified) | certify M | status |"), "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        status = ("exact (proved)" if r["exact"] else
-                  "upper bound certified; gap open")
+        status = "exact (proved)" if r["exact"] else "upper bound certified; gap open"
         out.append(f"| {r['d']} | {r['H']} | {r['H0']} | {r['floor']} | {r['P2']} | "
                    f"{r['economy']} | {r['design']} | {r['certify']} | {status} |")
     return "\n".join(out)

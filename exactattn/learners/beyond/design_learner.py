@@ -54,7 +54,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly_ctx
 from ...arith import get_backend
 from ...arith.expfield import ExpElement, poly
 from ...arith.modular import BadReduction
-from ...errors import CertificationFailed, LearningFailure, NotAttention
+from ...errors import LearningFailure, NotAttention
 from ...models.attention import AttentionHead, MultiHeadAttention
 from ..design import moment_curve as mc
 from ..design.certify import Certification
@@ -63,8 +63,9 @@ from .economy import _engine, _with_prime_sizes, certify_run
 from .limit_interpolation import solve_family_with_limit
 
 __all__ = ["run_design", "family_samples", "good_families_needed", "worst_case_families",
-           "design_learner_count", "generic_count", "read_family", "read_with_limit", "family_element", "score_curves", "residue_vectors",
-           "elementary", "interpolate", "recover", "statement", "TAU_SEQUENCE"]
+           "design_learner_count", "generic_count", "read_family", "read_with_limit",
+           "family_element", "score_curves", "residue_vectors", "elementary", "interpolate",
+           "recover", "statement", "TAU_SEQUENCE"]
 
 #: the seed of the fixed sequence from which the modular images take τ (not a draw: every
 #: run takes the same τ at each prime size; a τ that fails moves to the next size)
@@ -93,9 +94,10 @@ def worst_case_families(d: int, H0: int) -> int:
 
 
 def design_learner_count(d: int, H: int, H0: int, told: bool = False) -> int:
-    """Queries of a run whose first families are all good (every model off finitely many
-    curves in each λ): d + S·max(n, H(d² − 1) + 1) with n = (H + H₀ − 1)(d² − 1) + d; since
-    n ≥ H(d² − 1) + 1 always, d + S·n, S = 2H₀ − 1 (H unknown) or H + H₀ − 1 (H told)."""
+    """Queries of a run whose first n families hold at least H(d² − 1) + 1 good ones (every
+    one-head model; every model off finitely many algebraic conditions):
+    d + S·max(n, H(d² − 1) + 1) with n = (H + H₀ − 1)(d² − 1) + d — since n ≥ H(d² − 1) + 1
+    always, d + S·n — with S = 2H₀ − 1 (H unknown) or H + H₀ − 1 (H told)."""
     return generic_count(d, H, H0, family_samples(H0, H if told else None))
 
 
@@ -214,7 +216,7 @@ def score_curves(good, d: int, H: int) -> list:
         for k, c in enumerate(coeffs):
             if c:
                 terms[(H - j, k)] = _q((-1) ** j * c)
-    unit, factors = ctx.from_dict(terms).factor()
+    _, factors = ctx.from_dict(terms).factor()
     curves = []
     for g, mult in factors:
         mons = dict(zip(g.monoms(), g.coeffs()))

@@ -109,8 +109,10 @@ class Certification:
 
 
 def _bound(name, value, lo, hi):
+    """``value`` if an integer in lo..hi (hi: what the design checker reads), else ValueError."""
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+        raise ValueError(f"{name} must be an integer in {lo}..{hi} (the design checker's "
+                         f"limits), got {value!r}")
     return value
 
 
@@ -169,8 +171,9 @@ def certify(oracle, model, heads_bound=None, force=False, progress=None):
     from ...oracles.oracle import as_oracle
     M = _as_model(model)
     d, H = M.dim, len(M.heads)
-    _bound("dim", d, 1, MAX_DIM)
-    H0 = H if heads_bound is None else _bound("heads_bound", heads_bound, 1, MAX_HEADS_BOUND)
+    _bound("the model's dimension", d, 1, MAX_DIM)
+    H0 = H if heads_bound is None else _bound("heads_bound (--heads-bound)", heads_bound, 1,
+                                               MAX_HEADS_BOUND)
     H0 = max(H0, 1)
     orc = as_oracle(oracle, d)
     if not orc.backend.exact or orc.backend.name != "exact":

@@ -251,6 +251,13 @@ def _fit_design_certificate(a):
 def _check_work(a):
     check_work(f"learn {a.variant} at d={a.dim}, H={a.heads}"
                f"{f', K={a.hidden}' if a.hidden else ''}", _work(a), a.force)
+    if a.certificate is not None and a.variant == "multi-head" and not a.certify_unique:
+        # a run certificate writes every answer expanded (learners/p2/cost.py)
+        from dataclasses import replace
+        from ..learners.p2.cost import check_budget, estimate_multi_head
+        est = estimate_multi_head(a.dim, a.heads_bound or a.heads or 1, "exact")
+        check_budget(replace(est, what=est.what + " written to --certificate, every answer "
+                             "expanded"), a.force)
 
 
 def _user_model(a):

@@ -196,16 +196,17 @@ def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
 def check_cost(dim, heads=None, heads_bound=None, backend="exact", validate=None,
                schedule="p2", force=False):
     """The cost checks ``learn_multi_head`` makes before its first query (docs/design.md
-    §2.3): the schedule at H₀ (on the exact P2 schedule priced at one-head answers until the
-    first copy-count answer shows their size), and, when H is known, the cheapest validation
-    queries at H heads.  Raises CostExceeded above the budget unless ``force``; for sweeps
-    and other drivers that refuse a configuration before running it."""
+    §2.3): the schedule at H₀ (on the exact P2 schedule priced as lazy answers until the
+    first copy-count answer shows their kind, :mod:`.p2.cost`), and, when H is known, the
+    cheapest validation queries at H heads.  Raises CostExceeded above the budget unless
+    ``force``; for sweeps and other drivers that refuse a configuration before running it."""
     H0 = head_bound(heads, heads_bound)
     n_valid = validation_count(validate, H0)
-    check_budget(estimate_multi_head(dim, H0, backend), force, observed=schedule == "p2")
+    lazy = schedule == "p2"
+    check_budget(estimate_multi_head(dim, H0, backend, lazy=lazy), force)
     if heads is not None and n_valid:      # the validation a run of H heads can never avoid
         check_budget(estimate_validation(dim, H0, min(heads, H0), validation_floor(n_valid),
-                                         backend, floor=True), force)
+                                         backend, floor=True, lazy=lazy), force)
 
 
 def _families(n: int) -> str:
@@ -277,12 +278,13 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force
     estimated first, at their shapes and the recovered head count H*
     (:func:`~exactattn.learners.p2.cost.estimate_validation`), and held to the budget
     (CostExceeded unless ``force``)."""
-    from .p2.cost import estimate_validation
+    from .p2.cost import estimate_validation, lazy_run
     from .result.validation import validation_shapes
     seed = rng.getrandbits(64)
     if count:
         shapes = validation_shapes(random.Random(seed), H0, count, result.max_length)
-        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name), force)
+        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name,
+                                         lazy=lazy_run(result.transcript)), force)
     try:
         validate(result, orc, H0, count, random.Random(seed), progress=progress)
     except LearningFailure as e:

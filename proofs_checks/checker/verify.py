@@ -14,7 +14,8 @@ from __future__ import annotations
 import sys
 
 from .bad_set import check_bad_set
-from .claims import AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_symbolic
+from .claims import (AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_records, check_size,
+                     check_symbolic)
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
 from .design import check_design
@@ -87,6 +88,7 @@ def verify(cert) -> list:
         require(isinstance(params, dict), "params must be an object")
         fn = PARAMS[cid]
         fn(params, checks, symbolic) if cid in ("P1-P7.1", "P2-rational", "P2-count") else fn(params, checks)
+        check_records(cid, params, checks)
     except Rejected as e:
         raise Rejected(f"{cid}: {e}") from None
     except _MALFORMED as e:

@@ -484,8 +484,7 @@ def params_certify(p, checks):
     rec = checks[0]
     require(set(p) == {"dim", "H", "H0"} and p["dim"] == rec.get("dim") and
             p["H0"] == rec.get("H0"), "params: expected {dim, H, H0} of the design record")
-    model = heads(rec.get("model"), p["dim"], "design.model")
-    require(p["H"] == len(canonical(model)),
+    require(p["H"] == len(read_canonical(rec.get("model"), p["dim"], "design.model")),
             "params: H is not the number of canonical heads of the design's M")
 
 
@@ -497,7 +496,7 @@ def params_design_unique(p, checks):
     d, H0, _ = p["lemma d,H0,box"]
     recs = _of(checks, "design")
     require(len(recs) == len(checks), "params: design-unique holds design records only")
-    got = [(r.get("dim"), len(canonical(heads(r.get("model"), r.get("dim"), "design.model"))),
+    got = [(r.get("dim"), len(read_canonical(r.get("model"), r.get("dim"), "design.model")),
             r.get("H0")) for r in recs]
     require(got == grid + [(d, 1, H0), (d, 2, H0)], f"params: the design records do not "
             f"cover the grid {grid} and the lemma's two, once each, in order")
@@ -576,6 +575,8 @@ RECORDS = {
     "P2-unique": lambda p: {"fibre": _unique_records(p)},
     "run": lambda p: {"run": 1},
     "unique": lambda p: {"fibre": 1},
+    "certify": lambda p: {"design": 1},
+    "design-unique": lambda p: {"design": _n(p["d,H,H0"]) + 2},
     "P1-T6.1": lambda p: {"noisy-single-head": _n(p["d"]) * _n(p["modes"])},
     "P2-approx": lambda p: {"noisy-multi-head": _n(p["dH"])},
     "P1-transformer": lambda p: {"run": _n(p["d"]) * _n(p["k"]),

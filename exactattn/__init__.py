@@ -26,7 +26,7 @@ from .errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, Col
                      NotAttention, NotIdentifiable, OracleError, OracleTimeout, OutOfClass,
                      PeekError, QueryError, SingularBasis)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: names imported on first use: name -> submodule
 _LAZY = {

@@ -430,6 +430,9 @@ MUTANTS = [
      [(C + "parse.py", "MAX_DEPTH = 320", "MAX_DEPTH = 200")]),
     ("M136", "--certify-unique --certificate beyond the checker's limits accepted",
      [("exactattn/cli/learn.py", "    if a.dim > MAX_DIM or H0 > MAX_H0:", "    if False:")]),
+    ("M190", "learn_multi_head accepts max_attempts < 1 (and returns None)",
+     [("exactattn/learners/multi_head.py",
+       "isinstance(max_attempts, bool) or max_attempts < 1:", "False:")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

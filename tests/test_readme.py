@@ -48,6 +48,9 @@ NOT_RUN = {
     "browser; the notebooks themselves are run by tests/test_notebooks.py",
     'pip install ".[docs]" && sphinx-build -W -b html docs docs/_build/html': "installs "
     "software; tests/test_docs_site.py builds the site with -W",
+    "python -m mypy --cache-dir /tmp/exactattn-mypy": "runs from the repository's root: "
+    "tests/test_typing.py runs it there",
+    "ruff check .": "runs from the repository's root: tests/test_typing.py runs it there",
 }
 #: linked pages that are written on other branches and have not landed yet
 PENDING = set()

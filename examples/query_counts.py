@@ -40,10 +40,10 @@ def draw(plt, rows, dims, heads):
         # the floor under the data: at H = 1 it is P1's single-head count d² + d
         ax.plot(ds, [H * (d * d + d) for d in ds], ":", color=c, lw=2.2 if H == 1 else 1.4)
         ax.plot(*zip(*pts), "o", color=c, ms=7, mfc="none", mew=1.8)
-        ax.annotate(f"H = {H}", (ds[-1], 4 * H * ds[-1] ** 2 - 2 * H + 1), xytext=(8, 0),
+        ax.annotate(f"H = {H}", (ds[-1], 4 * H * ds[-1] ** 2 - 2 * H + 1), xytext=(8, 5),
                     textcoords="offset points", color=c, va="center", fontsize=9)
         ax.annotate(f"floor, H = {H}" + (" (= P1's d²+d)" if H == 1 else ""),
-                    (ds[-1], H * (ds[-1] ** 2 + ds[-1])), xytext=(8, 0),
+                    (ds[-1], H * (ds[-1] ** 2 + ds[-1])), xytext=(8, -6),
                     textcoords="offset points", color=c, va="center", fontsize=8)
     ax.set_xlim(min(dims) - 0.2, max(dims) + 1.1)
     ax.set_xlabel("dimension d")

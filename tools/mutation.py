@@ -470,6 +470,9 @@ MUTANTS = [
     ("M215", "--certify-unique: a design answer that no model gives is not checked after the fibre search",
      [("exactattn/learners/multi_head.py", "        if result.model.first_disagreement(first.transcript) is not None:",
        "        if False:")]),
+    ("M190", "learn_multi_head accepts max_attempts < 1 (and returns None)",
+     [("exactattn/learners/multi_head.py",
+       "isinstance(max_attempts, bool) or max_attempts < 1:", "False:")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

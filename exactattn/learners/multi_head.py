@@ -10,6 +10,12 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import BackendLike, Bound, OracleLike, Progress
+    from .result import LearnResult
+
 import random
 import time
 
@@ -29,11 +35,15 @@ SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 
 
 # ---------------------------------------------------------------------- public API
-def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
-                     seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None, oracle_precision=None, accuracy=None, schedule="p2",
-                     rank=None, force=False, validate=None, certify_unique=False,
-                     unique_families=None):
+def learn_multi_head(oracle: OracleLike, dim: int, heads: int | None = None,
+                     heads_bound: int | None = None, backend: BackendLike | None = None,
+                     dps: int | None = None, seed: int | None = None, resample: bool = False,
+                     max_attempts: int = 5, box: int | None = None, certify: bool = True,
+                     progress: Progress | None = None, oracle_precision: Bound = None,
+                     accuracy: Bound = None, schedule: str = "p2", rank: int | None = None,
+                     force: bool = False, validate: int | None = None,
+                     certify_unique: bool = False,
+                     unique_families: int | None = None) -> LearnResult:
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -103,6 +113,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                          "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
     H0 = head_bound(heads, heads_bound)
     orc = as_oracle(oracle, dim, backend, dps)
     be = orc.backend
@@ -172,6 +184,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
             _certify_unique(result, orc, H0, rng, unique_families, progress, schedule, force)
         _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress, force)
         return result
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 #: failures that an oracle with more heads than told produces on the P2 schedule

@@ -118,7 +118,7 @@ def test_a_failure_saves_nothing(tmp_path, capsys, model_file):
     (["learn", "multi-head", "--model", "{bad}"], "not valid JSON"),
     (["learn", "multi-head", "--model", "{model}", "--dim", "4"], "dimension 3"),
     (["learn", "transformer", "--model", "{model}"], "multi-head attention model"),
-    (["learn", "multi-head", "--model", "{real}"], "real entries"),
+    (["learn", "multi-head", "--model", "{real}", "--backend", "exact"], "real entries"),
     (["learn", "multi-head"], "--dim"),
     (["model", "canonical", "{bad}"], "not valid JSON"),
     # exact models are compared exactly, but a bad --tolerance is still refused

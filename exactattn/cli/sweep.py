@@ -286,7 +286,5 @@ def _print(a, spec, trials, audit, report, summary, paths):
     print(time_table(summary))
     for p in paths:
         print(f"wrote {p}")
-    bad = [c for c in summary.configs if c.status != "ok"]
     print()
-    print("ok: every configuration holds" if not bad else
-          f"FAIL: {len(bad)} configuration(s): " + "; ".join(c.label() for c in bad))
+    print(summary.verdict())

@@ -315,7 +315,9 @@ def test_declared_precision_of_each_dtype_and_bias():
                        (torch.float16, Fraction(1, 4)), (torch.bfloat16, Fraction(2))):
         p = declared_precision(eat.oracle(mha, r, dtype=dtype))
         assert p.eta == eta and p.relative
-        assert (p.remedy is None) == (dtype == torch.float64)
+        # every dtype names the weights' exact route; only the shorter formats say float64
+        assert "from-torch" in p.remedy and "input_scale=" in p.remedy
+        assert ("run its forward pass in float64" in p.remedy) == (dtype != torch.float64)
     with pytest.raises(ValueError, match="floating-point"):
         eat.oracle(mha, r, dtype=torch.int32)
     biased = _layer(4, 1, seed=8, bias=True, dtype=torch.float32)

@@ -322,16 +322,19 @@ def ill_conditioned_quantity(e, schedule):
         return (f"the matching of the copy-count family {d['family']} ({what}) is not "
                 f"decided at this precision", d["family"], True)
     if "sum_v" in d:
-        return ("the heads' value vectors v_h do not certainly sum to v, which the constants "
-                "give", None, False)
+        return ("the sum of the heads' value vectors v_h is not certified equal to v, which "
+                "the constants give", None, False)
     at = _solving(e, schedule)
     name = f"the copy-count family {at[0]} (family {at[1]} of {at[2]} solved)" if at \
         else "a copy-count family"
     family = at[0] if at else None
+    if "degree" in d and d["degree"] == 1:
+        return (f"the pole z_h = e^(u·W_h x) of {name} is not determined: the root of its "
+                f"interpolated denominator is not certified", family, True)
     if "degree" in d:
         return (f"the {d['degree']} poles z_h = e^(u·W_h x) of {name} cannot be isolated: two "
                 f"of them lie closer together than answers within the oracle precision "
-                f"resolve (the roots of its interpolated denominator are not certainly "
+                f"resolve (the roots of its interpolated denominator are not certified "
                 f"distinct)", family, True)
     if "samples" in d:
         return (f"the rational interpolation of {name}: no type ≤ ({d['bound']}, "
@@ -342,7 +345,7 @@ def ill_conditioned_quantity(e, schedule):
                 f"c_h/(1 + m·z_h) is below what the oracle precision resolves (a pole far "
                 f"from 1, a large score |u·W_h x|, hides it)", family, True)
     if "pole" in d:
-        return (f"a pole z_h of {name} is not certainly positive, so its score log z_h is "
+        return (f"a pole z_h of {name} is not certified positive, so its score log z_h is "
                 f"not determined at this precision", family, True)
     return f"a decision of the recovery ({getattr(e, 'reason', 'failure')})", family, False
 

@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_cli_foundation.py", "tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_matching.py", "tests/test_proves.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
-         "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py"]
+         "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py",
+         "tests/test_adapters_torch.py", "tests/test_cli_learn.py", "tests/test_sweep.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -430,6 +431,31 @@ MUTANTS = [
      [(C + "parse.py", "MAX_DEPTH = 320", "MAX_DEPTH = 200")]),
     ("M136", "--certify-unique --certificate beyond the checker's limits accepted",
      [("exactattn/cli/learn.py", "    if a.dim > MAX_DIM or H0 > MAX_H0:", "    if False:")]),
+    ("M280", "an ill-conditioned failure no longer names the poles of its family",
+     [("exactattn/learners/p2/inexact.py", '    if "degree" in d:\n', '    if False:\n')]),
+    ("M281", "the first-order size limit shown in the ill-conditioned message",
+     [("exactattn/learners/p2/inexact.py", "            if not why.startswith(NOT_COMPUTED):",
+       "            if True:")]),
+    ("M282", "torch input_scale accepted when not a power of two",
+     [("exactattn/adapters/torch.py", "q <= 0 or q.numerator & (q.numerator - 1) or", "q <= 0 or")]),
+    ("M283", "unscale keeps the scaled run's error bar",
+     [("exactattn/adapters/torch.py", "bar.bound / min(c, c * c)", "bar.bound")]),
+    ("M284", "learn --model with real entries stays on the exact backend",
+     [("exactattn/cli/learn.py", 'a.backend = "exact" if model.is_rational else "mp"',
+       'a.backend = "exact"')]),
+    ("M285", "the proves headline keeps its parenthesised asides",
+     [("exactattn/learners/result/proves.py", "        if not aside:\n            out.append(ch)",
+       "        out.append(ch)")]),
+    ("M286", "verify's accepted line says '1 checks'",
+     [(C + "verify.py", "check{'' if n == 1 else 's'}", "checks")]),
+    ("M287", "a sweep whose bound was not tested says every configuration holds",
+     [("exactattn/sweep/summary.py", "        if not untested:\n", "        if True:\n")]),
+    ("M288", "a dead pool worker recovered silently",
+     [("exactattn/sweep/executors.py",
+       "                LOG.warning(worker_died(self.restarts, self.max_restarts, len(pending)))\n",
+       "")]),
+    ("M289", "the torch oracle ignores its input scale",
+     [("exactattn/adapters/torch.py", "[[scale_in * float(x) for x in tok]", "[[float(x) for x in tok]")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -32,12 +32,15 @@ otherwise.
 float32 layer read at float64's precision was reported as certainly not attention.
 
 **Scale.**  Default initialisation (Xavier-uniform) gives scores of about 0.05–0.1 on the
-float learner's Gaussian queries, so every pole e^{s} of P2's copy-count rational functions
-sits near 1 and near the other heads' poles, and float interpolation breaks from H = 2.
-Learning X ↦ F(cX) instead (heads c²W_h, c·v_h; divide back afterwards) separates the
-poles.  examples/torch_layer.py measures it on a float64 layer with E = 2, H = 2: c = 1, 2
-fail by name, c = 4, 8 give true errors of about 3·10⁻¹¹ and 2·10⁻¹⁰ (first-order bars);
-at E = 4, H = 2 float64 answers are too coarse at every c = 1…8 (docs/models.md).
+float learner's Gaussian queries (:func:`typical_score`), so every pole e^{s} of P2's
+copy-count rational functions sits near 1 and near the other heads' poles, and float
+interpolation breaks from H = 2.  Learning X ↦ F(cX) instead (``oracle(...,
+input_scale=c)``, c a power of two; heads c²W_h, c·v_h, mapped back by :func:`unscale`)
+separates the poles; too large a c puts a pole so far from 1 that its residue is lost.
+:func:`suggested_scale` takes c²·score ≈ 1.  benchmarks/bench_torch_layer.py measures it at
+E = 4, H = 2 (docs/models.md): c = 4 certifies 7 of 10 default float64 layers, c = 1 and
+c = 8 none.  The declared precision's remedy names the scale and the weights' exact route,
+so an ill-conditioned failure says both.
 """
 
 from __future__ import annotations
@@ -57,10 +60,10 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise ImportError("the torch adapter needs PyTorch: pip install \".[torch]\" from a "
-                          "clone of exactattn, or any torch build for your machine (CPU only: "
-                          "pip install torch --index-url "
-                          "https://download.pytorch.org/whl/cpu)") from None
+        raise ImportError("the torch adapter needs PyTorch: install its CPU wheel, pip "
+                          "install torch --index-url https://download.pytorch.org/whl/cpu "
+                          "(a plain pip install torch fetches the CUDA build on Linux, "
+                          "several GB), or any torch build for your machine") from None
     return torch
 
 

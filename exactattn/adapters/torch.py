@@ -447,8 +447,7 @@ def _remedy(w, r, c_in) -> str:
                 f"exactattn.adapters.torch.oracle(layer, r, input_scale={best}), then "
                 f"exactattn.adapters.torch.unscale(result, {best})")
     else:
-        step = (f"input_scale={best} is what the scores suggest: a fresh draw of the random "
-                f"bases may certify (resample=True)")
+        step = f"input_scale={best} is the scale the scores suggest"
     return (f"this layer's scores on the learner's queries are about {now:.2g}"
             f"{f' ({where})' if where else ''}: {step}; or learn it from its weights, exactly: "
             f"{weights_command(r, w.E)}")

@@ -271,7 +271,8 @@ def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=Fals
              f"answer balls narrowed around these answers by up to 10^{NARROWED[-1]} do "
              f"not certify it either (the answers may also be noisier than stated)"]
     if local:
-        fixes.append("a fresh draw of the random bases may avoid it (resample=True)")
+        fixes.append("a fresh draw of the random bases may avoid it (resample=True; "
+                     "max_attempts=N draws)")
     if prec.remedy and not need:
         fixes.append(prec.remedy)
     solved = f"; the families solved before it have pole separations down to {sep}" \

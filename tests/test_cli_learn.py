@@ -139,3 +139,10 @@ def test_proves_line_is_short_and_the_full_text_is_under_verbose(capsys, backend
     assert full == f"proves: {o['proves']}"
     assert line == f"proves: {o['proves_headline']} (-v: the full statement)"
     assert "6 validation queries agree" in line
+
+
+def test_one_validation_query_is_singular(capsys):
+    code, out, _ = _run(capsys, "learn", "multi-head", "--dim", "2", "--validate", "1",
+                        "--quiet", "-v")
+    assert code == 0 and "+ 1 validation query (counted apart)" in out
+    assert "; 1 validation query (random shapes" in out and "1 validation queries" not in out

@@ -516,7 +516,8 @@ def _summary(o, verbose=False):
         counts += f" (expected {o['expected_max_length']})"
     if o.get("certified_unique"):
         counts += f"; + {o['unique_queries']} queries to certify uniqueness"
-    counts += f"; + {o['validation_queries']} validation queries (counted apart)"
+    n = o["validation_queries"]
+    counts += f"; + {n} validation quer{'y' if n == 1 else 'ies'} (counted apart)"
     how = "exact canonical equality" if o["backend"] == "exact" else _inexact_how(o)
     model = f"d={o['dim']}, H={o['heads']}"
     if o["rank"] is not None:

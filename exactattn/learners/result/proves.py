@@ -38,7 +38,7 @@ def _validation(result, H0) -> str:
                  f"{', '.join(map(str, kinds))} distinct tokens)")
     else:
         drawn = ""
-    return f"{n} validation queries{drawn} {how}"
+    return f"{n} validation quer{'y' if n == 1 else 'ies'}{drawn} {how}"
 
 
 def _inexact(result) -> str:
@@ -101,6 +101,6 @@ def headline(result) -> str | None:
                 f"{eta}{'·max(1,|y|)' if bar.precision.relative else ''}")
     else:
         head = _first_clause(result.proves)
-    checked = (f"{n} validation quer{'y' if n == 1 else 'ies'} agree" if n else
+    checked = (f"{n} validation quer{'y agrees' if n == 1 else 'ies agree'}" if n else
                "no validation queries")
     return f"{head}; {checked}"

@@ -11,9 +11,12 @@ After the schedule's answers are in:
    the float backend), and ``result.error_bar`` bounds max |Δparameter| for every oracle of
    that precision with the heads found (method "ball", rigorous);
 4. failure is named: fewer heads than heads=H is :class:`~exactattn.errors.UnresolvedHeads`;
-   a decision the balls cannot make is :class:`~exactattn.errors.IllConditioned` with the
-   smallest pole separation seen and the precision that would have sufficed (re-run on
-   narrower balls); a certain contradiction (no matching candidate at all, or Σ v_h ≠ v,
+   a decision the balls cannot make is :class:`~exactattn.errors.IllConditioned`, naming
+   the quantity the answers do not determine and its copy-count family
+   (:func:`ill_conditioned_quantity`: the poles of one family not isolated, a residue not
+   told from 0, an interpolation, a matching, the basis solve), with the smallest pole
+   separation seen, the precision that would have sufficed (re-run on narrower balls) and
+   the oracle's declared remedy; a certain contradiction (no matching candidate at all, or Σ v_h ≠ v,
    with every family certified of type H — H poles in each, none fallen back to a lower
    type — and, at an inferred precision, on balls CERTAIN_MARGIN = 16 times wider too) is
    NotAttention at that precision; anything short of that is IllConditioned.  A failure

@@ -82,7 +82,7 @@ def main():
           f"{'float32' if a.float32 else 'float64'} forward pass, read-out e0; float learner "
           f"on X ↦ F(cX), resample=True, max_attempts={a.attempts}"
           + (f", stated η = {a.oracle_precision}" if a.oracle_precision else ""))
-    print(f"suggested input scale (eat.suggested_scale) and typical score per seed:")
+    print("suggested input scale (eat.suggested_scale) and typical score per seed:")
     for seed in range(a.seeds):
         mha = layer(E, H, seed, a.float32)
         print(f"  seed {seed}: typical score {eat.typical_score(mha):.3f}, suggested c = "

@@ -432,7 +432,7 @@ MUTANTS = [
     ("M136", "--certify-unique --certificate beyond the checker's limits accepted",
      [("exactattn/cli/learn.py", "    if a.dim > MAX_DIM or H0 > MAX_H0:", "    if False:")]),
     ("M280", "an ill-conditioned failure no longer names the poles of its family",
-     [("exactattn/learners/p2/inexact.py", '    if "degree" in d:\n', '    if False:\n')]),
+     [("exactattn/learners/p2/inexact.py", '    elif "degree" in d:\n', '    elif False:\n')]),
     ("M281", "the first-order size limit shown in the ill-conditioned message",
      [("exactattn/learners/p2/inexact.py", "            if not why.startswith(NOT_COMPUTED):",
        "            if True:")]),

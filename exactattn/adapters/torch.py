@@ -52,8 +52,8 @@ from ..arith.numbers import to_rational, to_vector
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import Oracle
 
-__all__ = ["oracle", "heads", "constant_offset", "load", "state_of", "AttentionWeights",
-           "typical_score", "suggested_scale", "unscale", "weights_command"]
+__all__ = ["AttentionWeights", "constant_offset", "heads", "load", "oracle", "state_of",
+           "suggested_scale", "typical_score", "unscale", "weights_command"]
 
 
 def _torch():
@@ -369,7 +369,7 @@ def _float_heads(w):
 SCORE_SAMPLES = 256
 
 
-def typical_score(mha, num_heads=None) -> float:
+def typical_score(mha, num_heads: int | None = None) -> float:
     """``mha`` (a module, a state dict with ``num_heads``, or AttentionWeights): the median
     over the multi-head learner's random (u, x) — Gaussian entries of variance
     1/E (:func:`exactattn.learners.p2.recovery.random_bases`) — of max_h |uᵀW_h x|: the size of
@@ -389,7 +389,7 @@ def typical_score(mha, num_heads=None) -> float:
     return float(np.median(got))
 
 
-def suggested_scale(mha, num_heads=None) -> int | Fraction:
+def suggested_scale(mha, num_heads: int | None = None) -> int | Fraction:
     """The input scale c (a power of two) that brings c²·:func:`typical_score` nearest to 1 on
     a log scale: poles e^s spread out from 1 without growing so far from 1 that a term
     c_h/(1 + m·z_h) drops below the answers' precision (module docstring, Scale; the figures
@@ -405,7 +405,7 @@ def _scale_for(s: float):
     return 2 ** k if k >= 0 else Fraction(1, 2 ** -k)
 
 
-def unscale(result, input_scale):
+def unscale(result, input_scale) -> tuple:
     """(model, bound): the heads learned from ``oracle(..., input_scale=c)`` mapped back to
     F's own, W_h = W'/c², v_h = v'/c, and the result's error bar mapped with them: a bar b
     on (W', v') bounds their error by b/min(c, c²) (None without a bar)."""
@@ -426,7 +426,7 @@ def _readout_text(r) -> str:
     return ",".join(str(x) for x in r)
 
 
-def weights_command(readout, E=None) -> str:
+def weights_command(readout, E: int | None = None) -> str:
     """The commands that learn a saved layer from its weights, exactly (docs/models.md,
     Files): ``torch.save`` then ``exactattn model from-torch … | learn --model``."""
     r = _readout(readout, E if E is not None else len(list(readout)))

@@ -127,7 +127,7 @@ INTERRUPTED, CLOSED = 130, 141
 SHOWN_NAMES = 72
 
 
-def accepted_line(findings) -> str:
+def accepted_line(findings: list) -> str:
     """The one line of an accepted certificate: how many checks passed and what they were
     (each finding's name, the text before its first ': ' or ' {', while they fit in SHOWN_NAMES
     characters; -v prints every finding in full)."""

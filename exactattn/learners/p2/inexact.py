@@ -37,7 +37,7 @@ from .matching import key_label
 from ..result.precision import (ErrorBar, bar_for, check_accuracy, infer_precision, shown_eta,
                         working_bits, working_dps)
 
-__all__ = ["run_inexact"]
+__all__ = ["ill_conditioned_quantity", "run_inexact"]
 
 
 def _convert(be, work_ctx):
@@ -310,7 +310,7 @@ def _solving(e, schedule):
     return f"I(u{key_label(fam.u_key)}, x{key_label(fam.x_key)})", len(counts), len(order)
 
 
-def ill_conditioned_quantity(e, schedule):
+def ill_conditioned_quantity(e, schedule) -> tuple[str, str | None, bool]:
     """(what, family, local) for a recovery failure that balls of the oracle precision cannot
     decide (docs/design.md §8): ``what`` names the quantity the answers do not determine —
     the poles of one copy-count family (not isolated), one residue (not told from 0), one
@@ -318,40 +318,45 @@ def ill_conditioned_quantity(e, schedule):
     family when known; ``local`` is True when it concerns one family of this draw of the
     bases (another draw may avoid it)."""
     if isinstance(e, SingularSystem):
-        return ("the solve with the random bases U, X is not certified at this precision "
-                "(a ball pivot contains 0)", None, True)
+        what = ("the solve with the random bases U, X is not certified at this precision "
+                "(a ball pivot contains 0)")
+        return what, None, True
     d = e.details
     if "family" in d:
-        what = str(e).split(": ", 1)[-1]
-        return (f"the matching of the copy-count family {d['family']} ({what}) is not "
-                f"decided at this precision", d["family"], True)
+        told = str(e).split(": ", 1)[-1]
+        what = (f"the matching of the copy-count family {d['family']} ({told}) is not "
+                f"decided at this precision")
+        return what, d["family"], True
     if "sum_v" in d:
-        return ("the sum of the heads' value vectors v_h is not certified equal to v, which "
-                "the constants give", None, False)
+        what = ("the sum of the heads' value vectors v_h is not certified equal to v, which "
+                "the constants give")
+        return what, None, False
     at = _solving(e, schedule)
     name = f"the copy-count family {at[0]} (family {at[1]} of {at[2]} solved)" if at \
         else "a copy-count family"
     family = at[0] if at else None
-    if "degree" in d and d["degree"] == 1:
-        return (f"the pole z_h = e^(u·W_h x) of {name} is not determined: the root of its "
-                f"interpolated denominator is not certified", family, True)
-    if "degree" in d:
-        return (f"the {d['degree']} poles z_h = e^(u·W_h x) of {name} cannot be isolated: two "
+    if d.get("degree") == 1:
+        what = (f"the pole z_h = e^(u·W_h x) of {name} is not determined: the root of its "
+                f"interpolated denominator is not certified")
+    elif "degree" in d:
+        what = (f"the {d['degree']} poles z_h = e^(u·W_h x) of {name} cannot be isolated: two "
                 f"of them lie closer together than answers within the oracle precision "
                 f"resolve (the roots of its interpolated denominator are not certified "
-                f"distinct)", family, True)
-    if "samples" in d:
-        return (f"the rational interpolation of {name}: no type ≤ ({d['bound']}, "
+                f"distinct)")
+    elif "samples" in d:
+        what = (f"the rational interpolation of {name}: no type ≤ ({d['bound']}, "
                 f"{d['bound']}) is certified within the answer balls (its linearised system "
-                f"is too ill-conditioned at this precision)", family, True)
-    if "pole" in d and "residue" in str(e):
-        return (f"a residue c_h = −v_h·u of {name} cannot be told from 0: its term "
+                f"is too ill-conditioned at this precision)")
+    elif "pole" in d and "residue" in str(e):
+        what = (f"a residue c_h = −v_h·u of {name} cannot be told from 0: its term "
                 f"c_h/(1 + m·z_h) is below what the oracle precision resolves (a pole far "
-                f"from 1, a large score |u·W_h x|, hides it)", family, True)
-    if "pole" in d:
-        return (f"a pole z_h of {name} is not certified positive, so its score log z_h is "
-                f"not determined at this precision", family, True)
-    return f"a decision of the recovery ({getattr(e, 'reason', 'failure')})", family, False
+                f"from 1, a large score |u·W_h x|, hides it)")
+    elif "pole" in d:
+        what = (f"a pole z_h of {name} is not certified positive, so its score log z_h is "
+                f"not determined at this precision")
+    else:
+        return f"a decision of the recovery ({getattr(e, 'reason', 'failure')})", family, False
+    return what, family, True
 
 
 def _contradiction(e, heads) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ...arith.numbers import upper_decimal
 from .precision import shown_eta
 
-__all__ = ["state", "headline"]
+__all__ = ["headline", "state"]
 
 
 def _validation(result, H0) -> str:

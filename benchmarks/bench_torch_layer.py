@@ -102,9 +102,9 @@ def main():
                 cells.append(f"c={c}: {o['outcome']} ({o['attempts']} att.)")
         print(f"seed {seed}: " + " | ".join(cells), flush=True)
     for c in scales:
+        unit = "float32" if a.float32 else "float64"
         print(f"c = {c}: certified within the bar for {tally[c][0]} of {a.seeds} seeds; "
-              f"torch's answers within {tally[c][1]:.2f} {'float32' if a.float32 else 'float64'} ulps "
-              f"of the exact heads")
+              f"torch's answers within {tally[c][1]:.2f} {unit} ulps of the exact heads")
 
 
 if __name__ == "__main__":

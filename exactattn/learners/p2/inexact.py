@@ -16,10 +16,10 @@ After the schedule's answers are in:
    (:func:`ill_conditioned_quantity`: the poles of one family not isolated, a residue not
    told from 0, an interpolation, a matching, the basis solve), with the smallest pole
    separation seen, the precision that would have sufficed (re-run on narrower balls) and
-   the oracle's declared remedy; a certain contradiction (no matching candidate at all, or Σ v_h ≠ v,
-   with every family certified of type H — H poles in each, none fallen back to a lower
-   type — and, at an inferred precision, on balls CERTAIN_MARGIN = 16 times wider too) is
-   NotAttention at that precision; anything short of that is IllConditioned.  A failure
+   the oracle's declared remedy; a certain contradiction (no matching candidate at all, or
+   Σ v_h ≠ v, with every family certified of type H — H poles in each, none fallen back to
+   a lower type — and, at an inferred precision, on balls CERTAIN_MARGIN = 16 times wider
+   too) is NotAttention at that precision; anything short of that is IllConditioned.  A failure
    at a declared lower-precision format (a float32 torch layer) names the remedy (run in
    float64).  ``accuracy``, if given, must be met by the bar, else IllConditioned.
 """
@@ -278,9 +278,7 @@ def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=Fals
                      "max_attempts=N draws)")
     if prec.remedy and not need:
         fixes.append(prec.remedy)
-    solved = f"; the families solved before it have pole separations down to {sep}" \
-        if sep is not None and family else \
-        (f"; smallest pole separation seen {sep}" if sep is not None else "")
+    solved = "" if sep is None else f"; smallest pole separation among the families reached: {sep}"
     return IllConditioned(
         f"at the oracle precision {prec}, {quantity}{solved}. {_capital('; '.join(fixes))}. "
         f"Raising dps does not help: more precise answers do",

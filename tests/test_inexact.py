@@ -293,7 +293,7 @@ def test_an_ill_conditioned_failure_names_the_family_being_solved():
         e = NotAttention("does not split: not attention", degree=2, roots_found=0,
                          pole_counts=[2] * (k - 1) + [0])
         what, family, local = ill_conditioned_quantity(e, S)
-        assert family == label and f"{label} (family {k} of {len(order)} solved)" in what
+        assert family == label and f"{label} (family {k} of {len(order)} in the order solved)" in what
         assert "poles" in what and local
     kinds = {"residue": NotAttention("a pole with zero residue", pole="3", pole_counts=[0]),
              "interpolation": NotAttention("not rational: not attention", samples=5, bound=2,

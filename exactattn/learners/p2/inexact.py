@@ -330,7 +330,7 @@ def ill_conditioned_quantity(e, schedule) -> tuple[str, str | None, bool]:
                 "the constants give")
         return what, None, False
     at = _solving(e, schedule)
-    name = f"the copy-count family {at[0]} (family {at[1]} of {at[2]} solved)" if at \
+    name = f"the copy-count family {at[0]} (family {at[1]} of {at[2]} in the order solved)" if at \
         else "a copy-count family"
     family = at[0] if at else None
     if d.get("degree") == 1:

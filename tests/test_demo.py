@@ -147,3 +147,10 @@ def test_notebook_representations():
     assert "'" not in repr(model)                       # entries unquoted
     big = ea.random_multi_head(3, 7, seed=2)
     assert "(3 more)" in repr(big) and len(repr(big)) < 700
+
+
+def test_one_family_is_singular(capsys):
+    """At d = 1 the schedule has one copy-count family: "1 copy-count family", not "families"."""
+    assert main(["demo", "--dim", "1", "--heads", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "   1 copy-count family I(u, x) of 2·H0" in out and "1 copy-count families" not in out

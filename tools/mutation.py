@@ -35,7 +35,8 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
          "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py",
-         "tests/test_design.py", "tests/test_unique.py"]
+         "tests/test_design.py", "tests/test_unique.py", "tests/test_adapters_torch.py",
+         "tests/test_cli_learn.py", "tests/test_sweep.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -473,6 +474,31 @@ MUTANTS = [
     ("M190", "learn_multi_head accepts max_attempts < 1 (and returns None)",
      [("exactattn/learners/multi_head.py",
        "isinstance(max_attempts, bool) or max_attempts < 1:", "False:")]),
+    ("M280", "an ill-conditioned failure no longer names the poles of its family",
+     [("exactattn/learners/p2/inexact.py", '    elif "degree" in d:\n', '    elif False:\n')]),
+    ("M281", "the first-order size limit shown in the ill-conditioned message",
+     [("exactattn/learners/p2/inexact.py", "            if not why.startswith(NOT_COMPUTED):",
+       "            if True:")]),
+    ("M282", "torch input_scale accepted when not a power of two",
+     [("exactattn/adapters/torch.py", "q <= 0 or q.numerator & (q.numerator - 1) or", "q <= 0 or")]),
+    ("M283", "unscale keeps the scaled run's error bar",
+     [("exactattn/adapters/torch.py", "bar.bound / min(c, c * c)", "bar.bound")]),
+    ("M284", "learn --model with real entries stays on the exact backend",
+     [("exactattn/cli/learn.py", 'a.backend = "exact" if model.is_rational else "mp"',
+       'a.backend = "exact"')]),
+    ("M285", "the proves headline keeps its parenthesised asides",
+     [("exactattn/learners/result/proves.py", "        if not aside:\n            out.append(ch)",
+       "        out.append(ch)")]),
+    ("M286", "verify's accepted line says '1 checks'",
+     [(C + "verify.py", "check{'' if n == 1 else 's'}", "checks")]),
+    ("M287", "a sweep whose bound was not tested says every configuration holds",
+     [("exactattn/sweep/summary.py", "        if not untested:\n", "        if True:\n")]),
+    ("M288", "a dead pool worker recovered silently",
+     [("exactattn/sweep/executors.py",
+       "                LOG.warning(worker_died(self.restarts, self.max_restarts, len(pending)))\n",
+       "")]),
+    ("M289", "the torch oracle ignores its input scale",
+     [("exactattn/adapters/torch.py", "[[scale_in * float(x) for x in tok]", "[[float(x) for x in tok]")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -42,6 +42,7 @@ if TYPE_CHECKING:   # the names of _LAZY as type checkers see them (imported on 
     from .learners.p2.noisy import learn_multi_head_noisy
     from .learners.p1.membership import learn_single_head_membership
     from .learners.transformer.one_layer import learn_transformer
+    from .learners.design.certify import Certification, certify
     from .learners.result import LearnResult
     from .learners.result.compare import parameter_error
     from .oracles.membership import MembershipOracle

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
+
+from ..._typing import OracleLike, Progress
 
 from . import moment_curve as design
 
@@ -136,7 +139,7 @@ def _as_model(model):
     return model.canonical()
 
 
-def estimate_design(d: int, H: int, H0: int, model=None):
+def estimate_design(d: int, H: int, H0: int, model: Any = None) -> Any:
     """The design's cost before its first query (as :mod:`~exactattn.learners.p2.cost`
     prices a learner): d + n(L − 1) queries; each family answer of an oracle with ≤ H₀ heads
     has ≤ 2·2^H₀ terms, M's ≤ 2·2^H, every answer is kept; the exponents' size is that of M's
@@ -157,7 +160,8 @@ def estimate_design(d: int, H: int, H0: int, model=None):
                         total * _term_bytes(bits), total * words * SECONDS_PER_TERM)
 
 
-def certify(oracle, model, heads_bound=None, force=False, progress=None):
+def certify(oracle: OracleLike, model: Any, heads_bound: int | None = None,
+            force: bool = False, progress: Progress | None = None) -> Certification:
     """Theorem A (docs/design.md §12): ask the moment-curve design of any exact oracle and
     compare every answer with M's exactly in Q(t).
 

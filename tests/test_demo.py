@@ -1,4 +1,4 @@
-"""`exactattn demo` (issue 8): the narrated recovery shows its key steps, --json is one clean
+"""`exactattn demo`: the narrated recovery shows its key steps, --json is one clean
 JSON object, and progress output never reaches a pipe or --json mode; plus the progress
 reporter and the notebook representations of models and results."""
 

@@ -1,5 +1,5 @@
 """proofs_checks: the claim registry, failing claims, certificates and the independent checker,
-and `exactattn check` (docs/design.md §5, §7; issue 5)."""
+and `exactattn check` (docs/design.md §5, §7)."""
 
 import ast
 import json

@@ -187,7 +187,7 @@ MUTANTS = [
     ("M50", "checker: a fibre witness 0 = c accepted without c ≠ 0",
      [(C + "fibre.py", "require(c != 0, f\"{where}: the combination reads 0 = 0",
        "require(True or c != 0, f\"{where}: the combination reads 0 = 0")]),
-    # --- the approximate-oracle and Transformer checkers (issue 21 item 6)
+    # --- the approximate-oracle and Transformer checkers
     ("M51", "checker: P1-T6.1 answers not required within τ_eff of the true answers",
      [(C + "noisy_single.py", "require(off.upper_abs() <= tau_eff,",
        "require(True or off.upper_abs() <= tau_eff,")]),

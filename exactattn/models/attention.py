@@ -140,7 +140,7 @@ class AttentionHead:
         return f"AttentionHead(d={self.dim}, W={_short(self.W)}, v={_short(self.v)})"
 
     def _repr_latex_(self):
-        """Notebook display: W and v as matrices (issue 8)."""
+        """Notebook display: W and v as matrices."""
         from .latex import latex_heads
         return latex_heads([(self.W, self.v)],
                            r"&\text{head: } f(X) = \textstyle\sum_i \mathrm{softmax}"
@@ -289,7 +289,7 @@ class MultiHeadAttention:
         return f"MultiHeadAttention(d={self.dim}, H={len(self.heads)}, heads=[{shown}])"
 
     def _repr_latex_(self):
-        """Notebook display: every head's W_h and v_h as matrices (issue 8)."""
+        """Notebook display: every head's W_h and v_h as matrices."""
         from .latex import latex_heads
         return latex_heads([(h.W, h.v) for h in self.heads],
                            rf"&\text{{multi-head, }} d = {self.dim},\ H = {len(self.heads)}:"

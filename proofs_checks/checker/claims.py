@@ -54,7 +54,7 @@ CLAIMS = {
             "learner's schedule, the recovered model reproduces every answer, and the draw is "
             "generic for it",
             {"run"}),
-    # approximate-oracle claims (issue 6; certificates issue 21): re-derived by rational
+    # approximate-oracle claims: re-derived by rational
     # interval arithmetic (checker/interval.py)
     "P1-T6.1": ("P1 Thm 6.1",
                 "answers within ±τ: d²+d queries of length ≤ 2 give ‖Ŵ−W‖_F ≤ ε_W, ‖v̂−v‖ ≤ ε_v "
@@ -64,7 +64,7 @@ CLAIMS = {
                   "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
                   "the model- and query-dependent C computed (and attained)",
                   {"noisy-multi-head"}),
-    # one-layer Transformer claims (issue 7; certificates issue 21): exact in Q(t), ReLU signs
+    # one-layer Transformer claims: exact in Q(t), ReLU signs
     # certified by interval arithmetic (checker/transformer.py)
     "P1-transformer": ("P1 one-layer reduction",
                        "a one-head Transformer with a bias-free ReLU FFN is recovered up to "

@@ -24,7 +24,7 @@ from exactattn.oracles.oracle import Oracle
 
 from _common import parser, pyplot, save
 
-MARKERS = {"P1": "s", "P2": "o", "economy": "^", "adaptive": "v", "low-rank": "D"}
+MARKERS = {"P1": "s", "P2": "o", "economy": "^", "adaptive": "v", "low-rank": "D", "design": "x"}
 
 
 def collect(dims, heads, seed):

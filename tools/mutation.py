@@ -36,10 +36,11 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
          "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py",
          "tests/test_design.py", "tests/test_unique.py", "tests/test_adapters_torch.py",
-         "tests/test_cli_learn.py", "tests/test_sweep.py"]
+         "tests/test_cli_learn.py", "tests/test_sweep.py", "tests/test_design_learner.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
+DL = "exactattn/learners/beyond/design_learner.py"
 
 #: (id, what, [(file, old text, new text), ...]) — each old text must occur exactly once
 MUTANTS = [
@@ -499,6 +500,54 @@ MUTANTS = [
        "")]),
     ("M289", "the torch oracle ignores its input scale",
      [("exactattn/adapters/torch.py", "[[scale_in * float(x) for x in tok]", "[[float(x) for x in tok]")]),
+    # --- the design learner (Theorem A, no random draw)
+    ("M220", "design learner: an elementary symmetric function not checked at every good family",
+     [(DL, "        if any(_value(coeffs, Fraction(lam)) != y for lam, y in zip(lams, values)):",
+       "        if False:")]),
+    ("M221", "design learner: a factor of Π(s − p_h) not required to be linear in s",
+     [(DL, "        if mult != 1 or lead is None or any(s != 0 for s, _ in mons) or \\",
+       "        if mult != 1 or lead is None or \\")]),
+    ("M222", "design learner: a repeated factor of Π(s − p_h) accepted",
+     [(DL, "        if mult != 1 or lead is None or any(s != 0 for s, _ in mons) or \\",
+       "        if lead is None or any(s != 0 for s, _ in mons) or \\")]),
+    ("M223", "design learner: a family's interpolant not checked against its samples",
+     [(DL, "            if family_element(K, poles, m, L) != y:", "            if False:")]),
+    ("M224", "design learner: the recovered model not checked against every answer",
+     [(DL, "            transcript, cert = certify_run(orc, first, model, be, progress, True)",
+       "            transcript, cert = orc.transcript[first:], {\"certified\": True}")]),
+    ("M225", "design learner: stops before Theorem A's count of families",
+     [(DL, "        len(families) >= mc.families_needed(d, H, H0)", "        True")]),
+    ("M226", "design learner: a score curve missing from a good family not named",
+     [(DL, "            if s not in by_score:", "            if False:")]),
+    ("M227", "design learner: an irrational single-token answer not named",
+     [(DL, "    if not all(y.is_rational() for y in units):", "    if False:")]),
+    ("M228", "design learner: a failed first recovery raised instead of asking up to the worst case",
+     [(DL, "            if failure is not None or len(families) >= limit:", "            if True:")]),
+    ("M229", "design learner: the retry does not wait for the worst case",
+     [(DL, "        if failure is not None and len(families) < limit:", "        if False:")]),
+    ("M230", "--schedule design accepted on an inexact backend (CLI)",
+     [("exactattn/cli/learn.py", '    if a.schedule == "design" and a.backend != "exact":',
+       '    if False:')]),
+    ("M231", "schedule='design' runs past the sizes the design checker reads",
+     [("exactattn/learners/multi_head.py", "    if d > MAX_DIM or H0 > MAX_HEADS_BOUND:",
+       "    if False:")]),
+    ("M232", "counts --beyond: the design learner's formula at the wrong bound",
+     [("exactattn/analysis/beyond.py", "design_learner_count(d, H, H, told=True)",
+       "design_learner_count(d, H, H + 1, told=True)")]),
+    ("M234", "checker: query-complexity's records not required to be the design learner's transcript",
+     [(C + "claims.py", "        require(r.get(\"samples\") == 2 * H0 - 1 and len(r.get(\"points\") or ()) == least,",
+       "        require(True or r.get(\"samples\") == 2 * H0 - 1 and len(r.get(\"points\") or ()) == least,")]),
+    ("M235", "checker: query-complexity's records not tied to its grid",
+     [(C + "claims.py", "    require(got == grid, f\"params: the design records do not cover the grid {grid} once \"",
+       "    require(True or got == grid, f\"params: the design records do not cover the grid {grid} once \"")]),
+    ("M236", "fibre learner: stops before the answer fibre is one point",
+     [("exactattn/learners/beyond/fibre_learner.py", "        if fib.unique_model() is not None:",
+       "        if fib.pieces:")]),
+    ("M237", "fibre learner: an empty answer fibre not named",
+     [("exactattn/learners/beyond/fibre_learner.py", "        if not fib.pieces:", "        if False:")]),
+    ("M233", "design learner: samples per family 2H0 − 2 (one too few to fix a family)",
+     [(DL, "    return 2 * H0 - 1 if H is None else H + H0 - 1", "    return 2 * H0 - 2 if H is None else H + H0 - 1")]),
+>>>>>>> issue-36
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -1,5 +1,5 @@
 """`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
-[--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
+[--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank|design] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
 [--model FILE] [--save FILE] [--json]` (docs/design.md §7).
 
 Draws a seeded random model (rational entries for exact, Gaussian for mp/float; for low-rank
@@ -23,7 +23,7 @@ from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
-SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank", "design")
 
 
 def register(sub):
@@ -47,7 +47,9 @@ def register(sub):
     p.add_argument("--schedule", choices=SCHEDULES, default=None,
                    help="multi-head: p2 (the published schedule, default), economy (H known), "
                         "adaptive (H* read under --heads-bound), low-rank (rank revealed "
-                        "unless --rank is told); beyond P2: docs/design.md §10")
+                        "unless --rank is told); beyond P2: docs/design.md §10; design "
+                        "(exact, no random draw: Theorem A's moment-curve design, certified "
+                        "'the oracle is M' by its own answers, docs/design.md §12)")
     p.add_argument("--rank-bound", type=int_in(0, MAX_DIM), default=None,
                    help="low-rank: tell the learner only R0 ≥ R (the rank is revealed)")
     p.add_argument("--reveal-rank", action="store_true",
@@ -189,6 +191,9 @@ def _check_args(a):
     if a.schedule in ("economy", "low-rank") and a.heads_bound is not None:
         raise ValueError(f"--schedule {a.schedule} needs H known (--heads); with only "
                          f"--heads-bound use --schedule adaptive")
+    if a.schedule == "design" and a.backend != "exact":
+        raise ValueError("--schedule design needs --backend exact (Theorem A compares answers "
+                         "exactly in Q(t))")
     if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
         raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
                          "low-rank")

@@ -31,7 +31,7 @@ from .result.validation import validate, validation_count
 __all__ = ["learn_multi_head", "SCHEDULES"]
 
 #: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
-SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank", "design")
 
 
 # ---------------------------------------------------------------------- public API
@@ -127,6 +127,8 @@ def learn_multi_head(oracle: OracleLike, dim: int, heads: int | None = None,
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
     n_valid = validation_count(validate, H0)
+    if schedule == "design":
+        return _learn_design(orc, dim, heads, heads_bound, n_valid, seed, progress, force)
     check_cost(dim, heads, heads_bound, be.name, validate, schedule, force)
     if schedule == "p2":
         orc.reserve(published_count(dim, H0) + n_valid,
@@ -307,9 +309,44 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force
     state(result, H0, _statement(result, H0, schedule, box) if be.exact else None)
 
 
+def _learn_design(orc, d, heads, heads_bound, n_valid, seed, progress, force):
+    """``schedule="design"`` (:mod:`.beyond.design_learner`, Theorem A): no draw and no
+    resampling; H₀ = ``heads_bound`` when given (the bound the result covers), else ``heads``;
+    H = ``heads`` when told.  Priced as Theorem A's design at H = H₀ before the first query;
+    the validation shapes come from ``seed`` (0 when None), so a run is a function of the
+    oracle."""
+    from .beyond.design_learner import family_samples, run_design
+    from .design.certify import MAX_DIM, MAX_HEADS_BOUND, estimate_design
+    H0 = heads_bound if heads_bound is not None else heads
+    if orc.backend.name != "exact":
+        raise ValueError(f"schedule='design' runs on the exact backend (Theorem A compares "
+                         f"answers exactly), not {orc.backend.name}")
+    if d > MAX_DIM or H0 > MAX_HEADS_BOUND:
+        raise ValueError(f"schedule='design' writes Theorem A's certificate, which the checker "
+                         f"reads up to d = {MAX_DIM} and H0 = {MAX_HEADS_BOUND}; got d = {d}, "
+                         f"H0 = {H0}")
+    check_budget(estimate_design(d, H0, H0), force)
+    least = d + family_samples(H0, heads)
+    orc.reserve(least + n_valid, f"the design schedule (at least {least} queries at d={d}, "
+                                 f"H0={H0}) and {n_valid} validation queries")
+    start, start_queries = time.perf_counter(), orc.queries
+    result = run_design(orc, d, H0, heads, progress or _silent)
+    result.queries = orc.queries - start_queries
+    result.seconds = time.perf_counter() - start
+    if heads is not None and len(result.heads) < heads:
+        result.notes.append(f"{len(result.heads)} canonical heads found for heads={heads}: "
+                            f"heads merge or cancel in the canonical form")
+    _validate(result, orc, d, H0, n_valid, random.Random(0 if seed is None else seed),
+              orc.backend, DEFAULT_BOX, "design", progress, force)
+    return result
+
+
 def _statement(result, H0, schedule, box):
     """The exact statement of the schedule's own genericity module, or of Theorem A's design
     when uniqueness was certified by it (Lemma B is stated by the P2 genericity module)."""
+    if schedule == "design":
+        from .beyond.design_learner import statement
+        return statement(result, H0)
     if result.uniqueness is not None and result.uniqueness != "lemma-b":
         return (f"the recovered model reproduces all {result.queries} schedule answers exactly "
                 f"in Q(t); {result.uniqueness.proves}")

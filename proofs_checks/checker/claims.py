@@ -108,6 +108,12 @@ CLAIMS = {
                       "single-token queries) is M: the result of every schedule certified in "
                       "polynomial time, the lemma's twin returned as itself",
                       {"design"}),
+    "query-complexity": ("beyond the papers: query complexity",
+                         "certified recovery of H heads in dimension d, told H0 ≥ H: at least "
+                         "the floor H(d²+d) queries for every learner with real answers (Sard), "
+                         "at most the design learner's d + (2H0−1)((H+H0−1)(d²−1)+d), each run "
+                         "certified by Theorem A; exactly 2H at d = 1",
+                         {"design"}),
     # a user's own `exactattn certify --certificate FILE` (Theorem A, docs/design.md §12)
     "certify": ("Theorem A (docs/design.md §12)",
                 "Theorem A: every model with at most H0 heads (real parameters) that gives M's "
@@ -120,6 +126,9 @@ CLAIMS = {
 #: the claims of a user's own certificate (`learn --certificate`, `learn --certify-unique
 #: --certificate`, `certify --certificate`): no registered claim, no sizes
 USER_CLAIMS = ("run", "unique", "certify")
+
+#: query-complexity's quick grid: d ≤ 3, 1 ≤ H ≤ H0 ≤ 3
+_QC_QUICK = [[d, H, H0] for d in (1, 2, 3) for H0 in (1, 2, 3) for H in range(1, H0 + 1)]
 
 #: the checker's own copy of every claim's sizes, as its certificate records them (the claim's
 #: quick and full parameters without seeds): a certificate must carry exactly the parameters of
@@ -165,6 +174,9 @@ SIZES = {
                                "schedules": ["p2", "economy", "adaptive"],
                                "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
                                "search d,H,H0": [[1, 1, 3], [2, 1, 2], [2, 2, 3]]}},
+    "query-complexity": {"quick": {"d,H,H0": _QC_QUICK},
+                         "full": {"d,H,H0": _QC_QUICK + [[4, 1, 1], [4, 2, 2], [4, 2, 3],
+                                                         [4, 3, 3]]}},
     "P1-T6.1": {"quick": {"d": [2, 3], "taus": "1e-4,1e-8,1e-12,1e-16",
                           "modes": ["adversarial", "random", "worst-case"], "dps": 40},
                 "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
@@ -505,6 +517,26 @@ def params_design_unique(p, checks):
             "the same model")
 
 
+def params_query_complexity(p, checks):
+    """One design record per grid point (d, H, H0), in order, each with its true model, each
+    the design learner's transcript: 2H0 − 1 samples per family and Theorem A's least number
+    of families (γ + (L − 1)β + 1, derived here), so that its count d + (2H0 − 1)·n is the
+    certified upper bound of its row."""
+    grid = [tuple(g) for g in p["d,H,H0"]]
+    recs = _of(checks, "design")
+    require(len(recs) == len(checks), "params: query-complexity holds design records only")
+    got = [(r.get("dim"), len(canonical(heads(r.get("model"), r.get("dim"), "design.model"))),
+            r.get("H0")) for r in recs]
+    require(got == grid, f"params: the design records do not cover the grid {grid} once "
+            f"each, in order")
+    require(all("truth" in r for r in recs), "params: every design record needs its true model")
+    for (d, H, H0), r in zip(got, recs):
+        least = (d - 1) + (H + H0 - 1) * (d * d - 1) + 1
+        require(r.get("samples") == 2 * H0 - 1 and len(r.get("points") or ()) == least,
+                f"params: the record at (d, H, H0) = ({d}, {H}, {H0}) is not the design "
+                f"learner's transcript ({2 * H0 - 1} samples per family, {least} families)")
+
+
 def params_p2_unique(p, checks):
     """One fibre record per grid point (d, H, H0) with an H-head true model, certified unique;
     then the lemma's two (the one-head model and its two-head twin: the same schedule answers,
@@ -535,6 +567,7 @@ def params_p2_unique(p, checks):
 
 
 PARAMS = {"run": params_run, "certify": params_certify, "design-unique": params_design_unique,
+          "query-complexity": params_query_complexity,
           "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,

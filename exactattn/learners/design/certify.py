@@ -53,11 +53,14 @@ class Certification:
     mismatch: int | None = None
     mismatch_query: list | None = field(default=None, repr=False)
     seconds: float = 0.0
+    #: samples per family when a transcript asks more than L − 1 (the design learner's)
+    family_samples: int | None = None
 
     @property
     def samples(self) -> int:
-        """Samples per family, m = 1 … L − 1."""
-        return self.heads + self.heads_bound - 1
+        """Samples per family: m = 1 … L − 1, or ``family_samples`` (≥ L − 1) when set."""
+        return self.heads + self.heads_bound - 1 if self.family_samples is None \
+            else self.family_samples
 
     @property
     def needed(self) -> int:

@@ -547,7 +547,6 @@ MUTANTS = [
      [("exactattn/learners/beyond/fibre_learner.py", "        if not fib.pieces:", "        if False:")]),
     ("M233", "design learner: samples per family 2H0 − 2 (one too few to fix a family)",
      [(DL, "    return 2 * H0 - 1 if H is None else H + H0 - 1", "    return 2 * H0 - 2 if H is None else H + H0 - 1")]),
->>>>>>> issue-36
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -506,15 +506,23 @@ def params_design_unique(p, checks):
     carries its true model (whose canonical form the record's check compares with M)."""
     grid = [tuple(g) for g in p["d,H,H0"]]
     d, H0, _ = p["lemma d,H0,box"]
-    recs = _of(checks, "design")
-    require(len(recs) == len(checks), "params: design-unique holds design records only")
-    got = [(r.get("dim"), len(read_canonical(r.get("model"), r.get("dim"), "design.model")),
-            r.get("H0")) for r in recs]
-    require(got == grid + [(d, 1, H0), (d, 2, H0)], f"params: the design records do not "
-            f"cover the grid {grid} and the lemma's two, once each, in order")
-    require(all("truth" in r for r in recs), "params: every design record needs its true model")
+    recs = _design_records(checks, grid + [(d, 1, H0), (d, 2, H0)], "design-unique",
+                           "and the lemma's two")
     require(recs[-1]["truth"] != recs[-2]["truth"], "params: the lemma's two true models are "
             "the same model")
+
+
+def _design_records(checks, want, cid, also=""):
+    """The design records of a claim, each with its true model, whose (d, H, H0) — H counted
+    on the canonical form — are exactly `want`, once each, in order."""
+    recs = _of(checks, "design")
+    require(len(recs) == len(checks), f"params: {cid} holds design records only")
+    got = [(r.get("dim"), len(read_canonical(r.get("model"), r.get("dim"), "design.model")),
+            r.get("H0")) for r in recs]
+    require(got == want, f"params: the design records do not cover the grid "
+            f"{[g for g in want]}{' ' + also if also else ''}, once each, in order")
+    require(all("truth" in r for r in recs), "params: every design record needs its true model")
+    return recs
 
 
 def params_query_complexity(p, checks):
@@ -523,14 +531,8 @@ def params_query_complexity(p, checks):
     of families (γ + (L − 1)β + 1, derived here), so that its count d + (2H0 − 1)·n is the
     certified upper bound of its row."""
     grid = [tuple(g) for g in p["d,H,H0"]]
-    recs = _of(checks, "design")
-    require(len(recs) == len(checks), "params: query-complexity holds design records only")
-    got = [(r.get("dim"), len(canonical(heads(r.get("model"), r.get("dim"), "design.model"))),
-            r.get("H0")) for r in recs]
-    require(got == grid, f"params: the design records do not cover the grid {grid} once "
-            f"each, in order")
-    require(all("truth" in r for r in recs), "params: every design record needs its true model")
-    for (d, H, H0), r in zip(got, recs):
+    recs = _design_records(checks, grid, "query-complexity")
+    for (d, H, H0), r in zip(grid, recs):
         least = (d - 1) + (H + H0 - 1) * (d * d - 1) + 1
         require(r.get("samples") == 2 * H0 - 1 and len(r.get("points") or ()) == least,
                 f"params: the record at (d, H, H0) = ({d}, {H}, {H0}) is not the design "
@@ -610,6 +612,7 @@ RECORDS = {
     "unique": lambda p: {"fibre": 1},
     "certify": lambda p: {"design": 1},
     "design-unique": lambda p: {"design": _n(p["d,H,H0"]) + 2},
+    "query-complexity": lambda p: {"design": _n(p["d,H,H0"])},
     "P1-T6.1": lambda p: {"noisy-single-head": _n(p["d"]) * _n(p["modes"])},
     "P2-approx": lambda p: {"noisy-multi-head": _n(p["dH"])},
     "P1-transformer": lambda p: {"run": _n(p["d"]) * _n(p["k"]),

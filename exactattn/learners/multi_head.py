@@ -348,8 +348,8 @@ def _statement(result, H0, schedule, box):
         from .beyond.design_learner import statement
         return statement(result, H0)
     if result.uniqueness is not None and result.uniqueness != "lemma-b":
-        return (f"the recovered model reproduces all {result.queries} schedule answers exactly "
-                f"in Q(t); {result.uniqueness.proves}")
+        return (f"{result.uniqueness.proves}; the recovered model reproduces all "
+                f"{result.queries} schedule answers exactly in Q(t)")
     if schedule == "p2":
         from .p2.genericity import statement
         return statement(result, Schedule(result.extra["U"], result.extra["X"], H0), box)

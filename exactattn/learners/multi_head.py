@@ -10,6 +10,12 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import BackendLike, Bound, OracleLike, Progress
+    from .result import LearnResult
+
 import random
 import time
 
@@ -29,11 +35,15 @@ SCHEDULES = ("p2", "economy", "adaptive", "low-rank", "design")
 
 
 # ---------------------------------------------------------------------- public API
-def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
-                     seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None, oracle_precision=None, accuracy=None, schedule="p2",
-                     rank=None, force=False, validate=None, certify_unique=False,
-                     unique_families=None):
+def learn_multi_head(oracle: OracleLike, dim: int, heads: int | None = None,
+                     heads_bound: int | None = None, backend: BackendLike | None = None,
+                     dps: int | None = None, seed: int | None = None, resample: bool = False,
+                     max_attempts: int = 5, box: int | None = None, certify: bool = True,
+                     progress: Progress | None = None, oracle_precision: Bound = None,
+                     accuracy: Bound = None, schedule: str = "p2", rank: int | None = None,
+                     force: bool = False, validate: int | None = None,
+                     certify_unique: bool = False,
+                     unique_families: int | None = None) -> LearnResult:
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -103,6 +113,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                          "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
     H0 = head_bound(heads, heads_bound)
     orc = as_oracle(oracle, dim, backend, dps)
     be = orc.backend
@@ -174,6 +186,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
             _certify_unique(result, orc, H0, rng, unique_families, progress, schedule, force)
         _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress, force)
         return result
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 #: failures that an oracle with more heads than told produces on the P2 schedule
@@ -198,16 +211,17 @@ def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
 def check_cost(dim, heads=None, heads_bound=None, backend="exact", validate=None,
                schedule="p2", force=False):
     """The cost checks ``learn_multi_head`` makes before its first query (docs/design.md
-    §2.3): the schedule at H₀ (on the exact P2 schedule priced at one-head answers until the
-    first copy-count answer shows their size), and, when H is known, the cheapest validation
-    queries at H heads.  Raises CostExceeded above the budget unless ``force``; for sweeps
-    and other drivers that refuse a configuration before running it."""
+    §2.3): the schedule at H₀ (on the exact P2 schedule priced as lazy answers until the
+    first copy-count answer shows their kind, :mod:`.p2.cost`), and, when H is known, the
+    cheapest validation queries at H heads.  Raises CostExceeded above the budget unless
+    ``force``; for sweeps and other drivers that refuse a configuration before running it."""
     H0 = head_bound(heads, heads_bound)
     n_valid = validation_count(validate, H0)
-    check_budget(estimate_multi_head(dim, H0, backend), force, observed=schedule == "p2")
+    lazy = schedule == "p2"
+    check_budget(estimate_multi_head(dim, H0, backend, lazy=lazy), force)
     if heads is not None and n_valid:      # the validation a run of H heads can never avoid
         check_budget(estimate_validation(dim, H0, min(heads, H0), validation_floor(n_valid),
-                                         backend, floor=True), force)
+                                         backend, floor=True, lazy=lazy), force)
 
 
 def _families(n: int) -> str:
@@ -279,12 +293,13 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force
     estimated first, at their shapes and the recovered head count H*
     (:func:`~exactattn.learners.p2.cost.estimate_validation`), and held to the budget
     (CostExceeded unless ``force``)."""
-    from .p2.cost import estimate_validation
+    from .p2.cost import estimate_validation, lazy_run
     from .result.validation import validation_shapes
     seed = rng.getrandbits(64)
     if count:
         shapes = validation_shapes(random.Random(seed), H0, count, result.max_length)
-        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name), force)
+        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name,
+                                         lazy=lazy_run(result.transcript)), force)
     try:
         validate(result, orc, H0, count, random.Random(seed), progress=progress)
     except LearningFailure as e:
@@ -333,8 +348,8 @@ def _statement(result, H0, schedule, box):
         from .beyond.design_learner import statement
         return statement(result, H0)
     if result.uniqueness is not None and result.uniqueness != "lemma-b":
-        return (f"the recovered model reproduces all {result.queries} schedule answers exactly "
-                f"in Q(t); {result.uniqueness.proves}")
+        return (f"{result.uniqueness.proves}; the recovered model reproduces all "
+                f"{result.queries} schedule answers exactly in Q(t)")
     if schedule == "p2":
         from .p2.genericity import statement
         return statement(result, Schedule(result.extra["U"], result.extra["X"], H0), box)

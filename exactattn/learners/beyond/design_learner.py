@@ -335,6 +335,6 @@ def statement(result, H0: int) -> str:
     """Theorem A's statement for a design run (docs/design.md §12): the transcript is the
     design, so the oracle is M if it has at most H₀ heads."""
     c = result.uniqueness
-    return (f"no random draw: the {result.queries} queries are Theorem A's moment-curve design "
-            f"({c.families} families of {c.samples} samples); the recovered model reproduces "
-            f"every answer exactly in Q(t), so {c.proves}")
+    return (f"{c.proves} — no random draw: the {result.queries} queries are Theorem A's "
+            f"moment-curve design ({c.families} families of {c.samples} samples) and the "
+            f"recovered model reproduces every answer exactly in Q(t)")

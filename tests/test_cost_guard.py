@@ -154,15 +154,26 @@ def test_validation_against_a_black_box_is_priced_at_its_terms():
     assert not cost.lazy_run([])
 
 
-def test_a_certificate_is_priced_as_every_answer_expanded(tmp_path, capsys):
-    """--certificate writes every answer expanded: d = 8, H = 16 (4,065 answers of 2^17
-    terms) is refused up front, nothing written; without it the run is priced lazily."""
+def test_a_certificate_is_priced_as_every_answer_expanded(tmp_path, capsys, monkeypatch):
+    """--certificate writes every answer expanded: with the budget between the lazy and the
+    expanded estimate of (2, 2), the run is refused up front with --certificate (nothing
+    written) and runs without it; at the default budget d = 8, H = 16 (4,065 answers of
+    2^17 terms written) is over it and passes unwritten."""
+    lazy = cost.estimate_multi_head(2, 2, lazy=True)
+    expanded = cost.estimate_multi_head(2, 2)
+    assert lazy.bytes < expanded.bytes
+    monkeypatch.setattr(cost, "DEFAULT_BUDGET",
+                        cost.Budget(bytes=(lazy.bytes + expanded.bytes) // 2, seconds=1e9))
     path = tmp_path / "c.json"
-    assert main(["learn", "multi-head", "--dim", "8", "--heads", "16", "--certificate",
-                 str(path), "--quiet"]) == 2
+    args = ["learn", "multi-head", "--dim", "2", "--heads", "2", "--validate", "0", "--quiet"]
+    assert main(args + ["--certificate", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--certificate" in err[0] and "--force" in err[0]
     assert not path.exists()
+    assert main(args) == 0
+    monkeypatch.undo()
+    with pytest.raises(cost.CostExceeded):
+        cost.check_budget(cost.estimate_multi_head(8, 16))
     check_cost(8, heads=16)
 
 
@@ -188,3 +199,4 @@ def test_a_one_token_answer_is_read_as_a_rational_unexpanded(expansions):
     assert expansions == []
     assert got == ExpElement(y.num, y.den, y.L).as_rational()
     assert got == sum(sum(a * b for a, b in zip(h.v, [2, -1, 3])) for h in model.heads)
+    assert not model([[2, -1, 3], [1, 0, 1]], "exact").is_rational()      # two tokens

@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_cli_foundation.py", "tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_matching.py", "tests/test_proves.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
-         "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py"]
+         "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py",
+         "tests/test_cost_guard.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -430,6 +431,38 @@ MUTANTS = [
      [(C + "parse.py", "MAX_DEPTH = 320", "MAX_DEPTH = 200")]),
     ("M136", "--certify-unique --certificate beyond the checker's limits accepted",
      [("exactattn/cli/learn.py", "    if a.dim > MAX_DIM or H0 > MAX_H0:", "    if False:")]),
+    ("M170", "images: groups bounded by n^H choices again (two-token answers expanded past H = 12)",
+     [("exactattn/arith/multiplicities.py",
+       "return 1 <= H and n <= GROUP_TOKENS and comb(n + H - 1, H) <= GROUP_TERMS",
+       "return 1 <= H and n <= GROUP_TOKENS and n ** H <= GROUP_TERMS")]),
+    ("M171", "cost: a lazy answer counted by its expanded terms",
+     [("exactattn/learners/p2/cost.py",
+       "    if getattr(answer, \"packed\", None) is not None:\n        return 0",
+       "    if False:\n        return 0")]),
+    ("M172", "cost: the P2 schedule priced up front as expanded answers",
+     [("exactattn/learners/multi_head.py", "    lazy = schedule == \"p2\"", "    lazy = False")]),
+    ("M173", "cost: a lazy run's validation priced as expanded answers",
+     [("exactattn/learners/multi_head.py", "lazy=lazy_run(result.transcript)), force)",
+       "lazy=False), force)")]),
+    ("M174", "cost: a black box's expanded first answer not priced",
+     [("exactattn/learners/p2/recovery.py", "    if not terms:\n        return\n",
+       "    if True:\n        return\n")]),
+    ("M175", "cost: every run taken for lazy",
+     [("exactattn/learners/p2/cost.py",
+       "return isinstance(first, ExpElement) and expanded_terms(first) == 0",
+       "return True")]),
+    ("M176", "learn --certificate: the expanded answers it writes not priced",
+     [("exactattn/cli/learn.py",
+       "    if a.certificate is not None and a.variant == \"multi-head\" and not a.certify_unique:",
+       "    if False:")]),
+    ("M177", "one-token answer: its rational read without D_a",
+     [("exactattn/arith/multiplicities.py",
+       "Fraction(sum(vals[0] for _, vals in self._group.heads), self._group.Da)",
+       "Fraction(sum(vals[0] for _, vals in self._group.heads), 1)")]),
+    ("M178", "a packed answer on several tokens taken for a rational",
+     [("exactattn/arith/multiplicities.py",
+       "        if self.packed is not None and self._group.n == 1:\n            return True",
+       "        if self.packed is not None:\n            return True")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -57,10 +57,11 @@ _RED = ExpElement.__dict__["_reduced"]
 
 def grouped(n: int, H: int) -> bool:
     """Whether answers with n distinct tokens on H heads take their images in F_p from the
-    heads' data, unexpanded (docs/design.md §2.1): n = 2 at every H (polynomials in μ₁/μ₂,
-    :meth:`~.modular.ModularImage.images`), otherwise at most GROUP_TOKENS tokens and
-    C(n+H−1, H) ≤ GROUP_TERMS weights (:meth:`TokenGroup.image_weights`)."""
-    return 1 <= H and (n == 2 or (n <= GROUP_TOKENS and comb(n + H - 1, H) <= GROUP_TERMS))
+    heads' data, unexpanded (docs/design.md §2.1): at most GROUP_TOKENS tokens and
+    C(n+H−1, H) ≤ GROUP_TERMS μ-monomials — so n = 2 at every H that matters (H + 1
+    coefficients of polynomials in μ₁/μ₂, :meth:`~.modular.ModularImage.images`), otherwise
+    one weight per μ-monomial (:meth:`TokenGroup.image_weights`)."""
+    return 1 <= H and n <= GROUP_TOKENS and comb(n + H - 1, H) <= GROUP_TERMS
 
 
 def head_polynomials(heads, mult, Da: int):

@@ -154,6 +154,21 @@ class TokenGroup:
         wN, wD = weights
         return sum(map(mul, V, wN)) % P, sum(map(mul, V, wD)) % P
 
+    def copy_count_form(self):
+        """(K, {s: c}) with member((m, 1)) = K + Σ_s c/(1 + m e^s) for every m, exactly
+        (P2's copy-count family G(m), docs/design.md §4.3), for a two-token group (the
+        repeated token first): head h's (a_h1 m t^{k_h1} + a_h2 t^{k_h2})/(m t^{k_h1} +
+        t^{k_h2}) is a_h1 + (a_h2 − a_h1)/(1 + m t^{k_h1 − k_h2}) over D_a; equal scores
+        s = (k_h1 − k_h2)/L merged, zero residues dropped.  None for other groups."""
+        if self.n != 2:
+            return None
+        K, poles = Fraction(0), {}
+        for (k1, k2), (a1, a2) in self.heads:
+            K += Fraction(a1, self.Da)
+            s = Fraction(k1 - k2, self.L)
+            poles[s] = poles.get(s, 0) + Fraction(a2 - a1, self.Da)
+        return K, {s: c for s, c in poles.items() if c}
+
     def member(self, mult) -> ExpElement:
         """The answer at multiplicities ``mult`` (each ≥ 1): a :class:`PackedElement`, or the
         exact zero (as the direct evaluation gives it) when N(t, μ) vanishes — decided by

@@ -58,6 +58,7 @@ from ..p2.interpolation import solve_family
 from .limit_interpolation import solve_family_with_limit
 from ..p2.matching import Close, match
 from ..p2.matching import certify as certify_exactly
+from ..p2.recovery import check_observed
 from ..result import LearnResult
 
 __all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_directions",
@@ -109,14 +110,16 @@ def _kernel(rows, d):
 class _Asker:
     """Asks the oracle, tags every query with its block (docs/design.md §10 count structure)."""
 
-    def __init__(self, orc, progress, total):
-        self.orc, self.progress, self.total = orc, progress, total
+    def __init__(self, orc, progress, total, observe=None):
+        self.orc, self.progress, self.total, self.observe = orc, progress, total, observe
         self.tags, self.answers = [], []
 
     def __call__(self, tokens, block):
         y = self.orc([list(t) for t in tokens])
         self.tags.append(block)
         self.answers.append(y)
+        if len(self.answers) == 2 and self.observe is not None:
+            self.observe(y)                 # the first copy-count answer (after q0)
         self.progress("queries", len(self.answers), max(self.total, len(self.answers)))
         return y
 
@@ -191,12 +194,34 @@ def _solve_col1_family(answers, q0, H0, bits, rng, hint):
     L = eng.L
     for s, _ in heads:
         L = lcm(L, s.denominator)
+    same = _same_family(K, heads, answers)
     for m, a in enumerate(answers, 1):
-        if _family_value(K, heads, m, L) != a:
+        if not same and _family_value(K, heads, m, L) != a:
             raise BadReduction("the interpolant does not reproduce the family exactly")
     if _family_value(K, heads, 0, L) != q0:
         raise BadReduction("the interpolant does not reproduce G(0) exactly")
     return K, heads
+
+
+def _same_family(K, heads, answers) -> bool:
+    """True when the answers G(1), G(2), … are lazy members (m, 1) of one two-token group
+    whose partial fractions K + Σ c/(1 + m e^s)
+    (:meth:`~exactattn.arith.multiplicities.TokenGroup.copy_count_form`) are the
+    interpolant's (equal scores merged, zero residues dropped): then the interpolant equals
+    every member as a function of m, without expanding them.  False means "not shown": the
+    caller compares each answer in Q(t)."""
+    packed = [getattr(a, "packed", None) for a in answers]
+    if not packed or packed[0] is None:
+        return False
+    group = packed[0][0]
+    if any(p is None or p[0] is not group or p[1] != (m, 1)
+           for m, p in enumerate(packed, 1)):
+        return False
+    form = group.copy_count_form()
+    poles = {}
+    for s, c in heads:
+        poles[s] = poles.get(s, 0) + c
+    return form is not None and form == (K, {s: c for s, c in poles.items() if c})
 
 
 def one_query_condition(ref, fam) -> bool:
@@ -507,17 +532,22 @@ def certify_run(orc, first, model, be, progress, certify, zero_first_family=Fals
     return transcript, cert
 
 
-def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
+def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, force=False,
+                validation=0):
     """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws
     and checks the bases and handles resampling.  ``known``: H0 is the number of heads
     (economy); otherwise a bound (adaptive).  P2's matching rule and exact certification
-    come from :mod:`.matching`, shared with the P2 learner."""
+    come from :mod:`.matching`, shared with the P2 learner.  The first copy-count answer is
+    priced as P2's is (:func:`~exactattn.learners.p2.recovery.check_observed`: lazy answers
+    confirm the estimate made up front, a black box's expanded ones re-price the run at
+    P2's count, an upper bound of this one, and ``validation`` queries)."""
     if be.name != "exact":
         raise ValueError("the economy and adaptive schedules run on the exact backend")
     d = len(U)
     first = len(orc.transcript)
     variant = "economy" if known else "adaptive"
-    ask = _Asker(orc, progress, economy_count(d, H0, H0, variant))
+    ask = _Asker(orc, progress, economy_count(d, H0, H0, variant),
+                 lambda y: check_observed(y, d, H0, force, validation))
     one = column_one(ask, U, X, H0, known, be, rng)
     H_star, vs, col, methods = one["H_star"], one["vs"], one["col"], one["methods"]
     path = "dual"

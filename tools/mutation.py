@@ -35,7 +35,7 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
          "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py",
-         "tests/test_cost_guard.py"]
+         "tests/test_cost_guard.py", "tests/test_gc_pause.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -475,6 +475,12 @@ MUTANTS = [
     ("M181", "economy: answers of another group accepted by the family shortcut",
      [("exactattn/learners/beyond/economy.py", "if any(p is None or p[0] is not group or p[1] != (m, 1)",
        "if any(p is None or p[1] != (m, 1)")]),
+    ("M182", "gc pause: the collector left off after a run",
+     [("exactattn/learners/gc_pause.py", "        if was:\n            gc.enable()",
+       "        if False:\n            gc.enable()")]),
+    ("M183", "single head: a memoised dot product keyed by its first vector alone",
+     [("exactattn/learners/p1/session.py", "        key = (tuple(a), tuple(b))",
+       "        key = tuple(a)")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

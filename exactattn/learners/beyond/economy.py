@@ -59,6 +59,7 @@ from .limit_interpolation import solve_family_with_limit
 from ..p2.matching import Close, match
 from ..p2.matching import certify as certify_exactly
 from ..p2.recovery import check_observed
+from ..gc_pause import without_gc
 from ..result import LearnResult
 
 __all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_directions",
@@ -532,6 +533,7 @@ def certify_run(orc, first, model, be, progress, certify, zero_first_family=Fals
     return transcript, cert
 
 
+@without_gc
 def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, force=False,
                 validation=0):
     """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws

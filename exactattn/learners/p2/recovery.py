@@ -29,6 +29,7 @@ from ...arith.modular import BadReduction
 from ...errors import (CertificationFailed, LearningFailure, NotAttention, SingularBasis,
                        SingularSystem)
 from ...models.attention import AttentionHead, MultiHeadAttention
+from ..gc_pause import without_gc
 from ..result import LearnResult
 from .cost import (check_budget, estimate_multi_head, estimate_validation, expanded_terms,
                    heads_shown, validation_floor)
@@ -253,6 +254,7 @@ def _paired(field, fam, fit, partners, where, poles, fit_of):
     return None
 
 
+@without_gc
 def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False,
            validation=0):
     """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries

@@ -35,7 +35,7 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
          "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py",
-         "tests/test_cost_guard.py", "tests/test_gc_pause.py"]
+         "tests/test_cost_guard.py", "tests/test_gc_pause.py", "tests/test_rational_vectors.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -481,6 +481,12 @@ MUTANTS = [
     ("M183", "single head: a memoised dot product keyed by its first vector alone",
      [("exactattn/learners/p1/session.py", "        key = (tuple(a), tuple(b))",
        "        key = tuple(a)")]),
+    ("M184", "economy genericity: a head's W x cached for one x and reused for every x",
+     [("exactattn/learners/beyond/genericity.py", "    key = (id(W), tuple(x))",
+       "    key = id(W)")]),
+    ("M185", "exact dot product: a vector's common denominator left out",
+     [("exactattn/arith/rational_vectors.py", "    return Fraction(sum(map(mul, na, nb)), Da * Db)",
+       "    return Fraction(sum(map(mul, na, nb)), Da)")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -47,6 +47,7 @@ from math import gcd, lcm
 from flint import fmpz_mat
 
 from ...arith.expfield import ExpElement
+from ...arith.rational_vectors import dot as _dot
 from ...arith.modular import BadReduction
 from ...errors import (CertificationFailed, CollidingPoles, InvisibleHead,
                       LearningFailure, NotAttention)
@@ -74,10 +75,6 @@ MIX = 16
 
 
 # ---------------------------------------------------------------------- small exact functions
-def _dot(a, b) -> Fraction:
-    return sum((Fraction(x) * Fraction(y) for x, y in zip(a, b)), Fraction(0))
-
-
 def _add(a, b):
     return [x + y for x, y in zip(a, b)]
 

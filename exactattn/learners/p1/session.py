@@ -18,6 +18,7 @@ import random
 from fractions import Fraction
 
 from ...arith import get_backend
+from ...arith.rational_vectors import dot
 from ...errors import CertificationFailed, NotAttention, NotIdentifiable
 from ...models.attention import AttentionHead, MultiHeadAttention
 from ...arith.numbers import format_rational
@@ -121,8 +122,7 @@ class Session:
         key = (tuple(a), tuple(b))
         got = self._dots.get(key)
         if got is None:
-            got = self._dots[key] = sum((Fraction(x) * Fraction(y) for x, y in zip(a, b)),
-                                        Fraction(0))
+            got = self._dots[key] = dot(a, b)
         return got
 
     def _s(self, x):

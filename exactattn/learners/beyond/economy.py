@@ -342,6 +342,7 @@ def recover_dual_columns(columns, vs, singles, pairs, rng):
     v = [sum(col) for col in zip(*vs)]
 
     every = [y for _, _, two in columns.values() for ys in two.values() for y in ys]
+    seen = {}               # v_a·b of each direction, the same at every column
 
     def recover(bits):
         out = {}
@@ -349,8 +350,11 @@ def recover_dual_columns(columns, vs, singles, pairs, rng):
         for j, (x, one, two) in columns.items():
             for a in range(len(vs)):
                 out[(a, j)] = []
+            vx = _dot(v, x)
             for (a, k), y in one.items():
-                sigma = (y - _dot(v, x)) / _dot(vs[a], singles[a][k])
+                if (a, k) not in seen:
+                    seen[(a, k)] = _dot(vs[a], singles[a][k])
+                sigma = (y - vx) / seen[(a, k)]
                 out[(a, j)].append(_exact_logit(sigma, f"single-visible a={a + 1} j={j + 1}"))
             for (a, g), ys in two.items():
                 sa, sg = _pair_scores(pairs[(a, g)], vs, a, g, x, ys, eng)

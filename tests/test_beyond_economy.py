@@ -203,10 +203,17 @@ def test_planted_wrong_sigmoid_inversion_is_caught_by_certification(monkeypatch)
 
 @pytest.mark.slow
 def test_planted_wrong_residue_is_caught_by_the_exact_family_check(monkeypatch):
-    """A column-1 interpolant that is off must never reach the adaptive queries."""
-    real = economy._family_value
-    monkeypatch.setattr(economy, "_family_value",
-                        lambda K, heads, m, L: real(K, heads, m, L) + (1 if m == 2 else 0))
+    """A column-1 interpolant that is off must never reach the adaptive queries: neither
+    the lazy answers' partial fractions nor the expanded comparison accept it."""
+    real = economy.solve_family
+
+    def off(field, ys, n, hint=None):
+        K, heads = real(field, ys, n, hint)
+        return K, [(z, c + field.one) for z, c in heads[:1]] + heads[1:]
+    monkeypatch.setattr(economy, "solve_family", off)
+    with pytest.raises(LearningFailure):
+        _learn(ea.random_multi_head(2, 2, seed=1), seed=0)
+    monkeypatch.setattr(economy, "_same_family", lambda K, heads, answers: False)
     with pytest.raises(LearningFailure):
         _learn(ea.random_multi_head(2, 2, seed=1), seed=0)
 

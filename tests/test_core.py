@@ -388,9 +388,9 @@ def test_a_genuine_failure_still_has_its_name():
 def test_huge_multi_head_run_is_refused_before_any_query():
     oracle = ea.Oracle(lambda tokens: 0, dim=64)     # never asked
     with pytest.raises(cost.CostExceeded, match="524,225 queries"):    # compared in Q(t)
-        learn_multi_head(oracle, 64, heads=32, schedule="economy")
+        learn_multi_head(oracle, 64, heads=32, schedule="low-rank")
     with pytest.raises(cost.CostExceeded, match="term limit"):
-        learn_multi_head(oracle, 64, heads=32, schedule="economy", force=True)
+        learn_multi_head(oracle, 64, heads=32, schedule="low-rank", force=True)
     assert oracle.queries == 0
     with pytest.raises(cost.CostExceeded, match="--force"):   # within the term limit
         cost.check_budget(cost.estimate_multi_head(30, 12))

@@ -154,28 +154,50 @@ def test_validation_against_a_black_box_is_priced_at_its_terms():
     assert not cost.lazy_run([])
 
 
-def test_a_certificate_is_priced_as_every_answer_expanded(tmp_path, capsys):
-    """--certificate writes every answer expanded: d = 8, H = 16 (4,065 answers of 2^17
-    terms) is refused up front, nothing written; without it the run is priced lazily."""
+def test_a_certificate_is_priced_as_every_answer_expanded(tmp_path, capsys, monkeypatch):
+    """--certificate writes every answer expanded: with the budget between the lazy and the
+    expanded estimate of (2, 2), the run is refused up front with --certificate (nothing
+    written) and runs without it; at the default budget d = 8, H = 16 (4,065 answers of
+    2^17 terms written) is over it and passes unwritten."""
+    lazy = cost.estimate_multi_head(2, 2, lazy=True)
+    expanded = cost.estimate_multi_head(2, 2)
+    assert lazy.bytes < expanded.bytes
+    monkeypatch.setattr(cost, "DEFAULT_BUDGET",
+                        cost.Budget(bytes=(lazy.bytes + expanded.bytes) // 2, seconds=1e9))
     path = tmp_path / "c.json"
-    assert main(["learn", "multi-head", "--dim", "8", "--heads", "16", "--certificate",
-                 str(path), "--quiet"]) == 2
+    args = ["learn", "multi-head", "--dim", "2", "--heads", "2", "--validate", "0", "--quiet"]
+    assert main(args + ["--certificate", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--certificate" in err[0] and "--force" in err[0]
     assert not path.exists()
+    assert main(args) == 0
+    monkeypatch.undo()
+    with pytest.raises(cost.CostExceeded):
+        cost.check_budget(cost.estimate_multi_head(8, 16))
     check_cost(8, heads=16)
 
 
-def test_schedules_beyond_p2_are_priced_as_expanded_answers():
-    """The economy schedule compares answers in Q(t): priced expanded, so a known head
-    count whose cheapest validation is past the term limit is refused before any query
-    (and without validation it is not refused for validation)."""
+def test_the_economy_schedule_is_priced_like_p2(monkeypatch, expansions):
+    """Economy and adaptive compare a family's answers through their partial fractions
+    (nothing expanded), so they are priced lazily up front and re-priced at a black box's
+    first copy-count answer; multi-head low rank stays priced as expanded answers."""
+    model = ea.random_multi_head(3, 6, seed=0)
+    res = learn_multi_head(ea.Oracle(model), 3, heads=6, seed=0, schedule="economy",
+                           validate=0)
+    assert res.model.head_set() == model.head_set() and expansions == []
+    lazy = cost.estimate_multi_head(3, 6, lazy=True)
+    monkeypatch.setattr(cost, "DEFAULT_BUDGET", cost.Budget(bytes=lazy.bytes * 2, seconds=1e9))
+    box = expanded_oracle(model)
+    with pytest.raises(cost.CostExceeded, match="terms once expanded"):
+        learn_multi_head(box, 3, heads=6, seed=0, schedule="economy", validate=0)
+    assert box.queries == 2
+    monkeypatch.undo()
     oracle = ea.Oracle(ea.random_multi_head(2, 17, seed=0))
     with pytest.raises(cost.CostExceeded, match="cheapest shapes.*--validate 0"):
-        learn_multi_head(oracle, 2, heads=17, schedule="economy")
+        learn_multi_head(oracle, 2, heads=17, schedule="low-rank")
     assert oracle.queries == 0
-    check_cost(2, heads=17, validate=0, schedule="economy")
-    check_cost(2, heads=17)                                 # P2: lazy
+    check_cost(2, heads=17, validate=0, schedule="low-rank")
+    check_cost(2, heads=17, schedule="economy")
 
 
 def test_a_one_token_answer_is_read_as_a_rational_unexpanded(expansions):
@@ -188,3 +210,49 @@ def test_a_one_token_answer_is_read_as_a_rational_unexpanded(expansions):
     assert expansions == []
     assert got == ExpElement(y.num, y.den, y.L).as_rational()
     assert got == sum(sum(a * b for a, b in zip(h.v, [2, -1, 3])) for h in model.heads)
+    assert not model([[2, -1, 3], [1, 0, 1]], "exact").is_rational()      # two tokens
+
+
+# ---------------------------------------------------------------------- partial fractions
+def test_a_two_token_group_is_its_partial_fractions():
+    """copy_count_form is the family exactly: K + Σ c/(1 + m e^s) equals the expanded member
+    (m, 1) in Q(t) for several m (P2's G(m))."""
+    from exactattn.learners.beyond.economy import _family_value
+    model = ea.random_multi_head(3, 4, seed=5)
+    x, u = [3, -1, 2], [1, 4, -2]
+    xu = [a + b for a, b in zip(x, u)]
+    group = model([xu, x], "exact").packed[0]
+    K, poles = group.copy_count_form()
+    heads = sorted(poles.items())
+    L = group.L
+    for s, _ in heads:
+        assert (s * L).denominator == 1
+    for m in (1, 2, 5):
+        y = model([xu] * m + [x], "exact")
+        assert _family_value(K, heads, m, L) == ExpElement(y.num, y.den, y.L)
+    assert model([xu, xu, x], "exact").packed[0].copy_count_form() == (K, poles)
+    assert model([xu, x, [0, 0, 1]], "exact").packed[0].copy_count_form() is None
+
+
+def test_the_economy_shortcut_accepts_only_the_family_itself():
+    """_same_family: the group's own partial fractions are accepted (in any order, a zero
+    residue and a split pole merged); a changed residue, score or constant, answers of
+    another group or out of order are not shown equal (the caller then compares in Q(t))."""
+    from exactattn.learners.beyond.economy import _same_family
+    model = ea.random_multi_head(3, 3, seed=6)
+    x, u = [2, 5, -1], [-3, 1, 4]
+    xu = [a + b for a, b in zip(x, u)]
+    ys = [model([xu] * m + [x], "exact") for m in range(1, 7)]
+    K, poles = ys[0].packed[0].copy_count_form()
+    heads = list(poles.items())
+    s0, c0 = heads[0]
+    assert _same_family(K, heads[::-1], ys)
+    assert _same_family(K, heads + [(s0 + 7, 0)], ys)
+    assert _same_family(K, [(s0, c0 / 2), (s0, c0 / 2)] + heads[1:], ys)
+    assert not _same_family(K, [(s0, c0 + 1)] + heads[1:], ys)
+    assert not _same_family(K, [(s0 + 1, c0)] + heads[1:], ys)
+    assert not _same_family(K + 1, heads, ys)
+    assert not _same_family(K, heads, ys[1:])
+    other = model([[1, 1, 1], [1, 1, 1], x], "exact")      # G(2) of another family
+    assert not _same_family(K, heads, ys[:1] + [other] + ys[2:])
+    assert not _same_family(K, heads, [ExpElement(ys[0].num, ys[0].den, ys[0].L)] + ys[1:])

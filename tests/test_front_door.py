@@ -173,7 +173,7 @@ def test_a_sweep_configuration_every_trial_would_refuse_is_refused_up_front():
     from exactattn.sweep.spec import SpecError
     from exactattn.sweep.trials import preflight
     spec = SweepSpec.from_dict({"run": [{"learner": "multi-head", "d,H": [[2, 1], [2, 17]],
-                                         "schedule": "economy", "trials": 1}]})
+                                         "schedule": "low-rank", "trials": 1}]})
     fn, params, seeds = spec.groups[0]
     preflight(fn, params[0], seeds[0])
     with pytest.raises(SpecError, match="H=17.*drop it from the sweep"):

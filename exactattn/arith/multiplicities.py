@@ -57,10 +57,11 @@ _RED = ExpElement.__dict__["_reduced"]
 
 def grouped(n: int, H: int) -> bool:
     """Whether answers with n distinct tokens on H heads take their images in F_p from the
-    heads' data, unexpanded (docs/design.md §2.1): n = 2 at every H (polynomials in μ₁/μ₂,
-    :meth:`~.modular.ModularImage.images`), otherwise at most GROUP_TOKENS tokens and
-    C(n+H−1, H) ≤ GROUP_TERMS weights (:meth:`TokenGroup.image_weights`)."""
-    return 1 <= H and (n == 2 or (n <= GROUP_TOKENS and comb(n + H - 1, H) <= GROUP_TERMS))
+    heads' data, unexpanded (docs/design.md §2.1): at most GROUP_TOKENS tokens and
+    C(n+H−1, H) ≤ GROUP_TERMS μ-monomials — so n = 2 at every H that matters (H + 1
+    coefficients of polynomials in μ₁/μ₂, :meth:`~.modular.ModularImage.images`), otherwise
+    one weight per μ-monomial (:meth:`TokenGroup.image_weights`)."""
+    return 1 <= H and n <= GROUP_TOKENS and comb(n + H - 1, H) <= GROUP_TERMS
 
 
 def head_polynomials(heads, mult, Da: int):
@@ -152,6 +153,21 @@ class TokenGroup:
         V = _monomial_row(self.n, self.H, mult)
         wN, wD = weights
         return sum(map(mul, V, wN)) % P, sum(map(mul, V, wD)) % P
+
+    def copy_count_form(self):
+        """(K, {s: c}) with member((m, 1)) = K + Σ_s c/(1 + m e^s) for every m, exactly
+        (P2's copy-count family G(m), docs/design.md §4.3), for a two-token group (the
+        repeated token first): head h's (a_h1 m t^{k_h1} + a_h2 t^{k_h2})/(m t^{k_h1} +
+        t^{k_h2}) is a_h1 + (a_h2 − a_h1)/(1 + m t^{k_h1 − k_h2}) over D_a; equal scores
+        s = (k_h1 − k_h2)/L merged, zero residues dropped.  None for other groups."""
+        if self.n != 2:
+            return None
+        K, poles = Fraction(0), {}
+        for (k1, k2), (a1, a2) in self.heads:
+            K += Fraction(a1, self.Da)
+            s = Fraction(k1 - k2, self.L)
+            poles[s] = poles.get(s, 0) + Fraction(a2 - a1, self.Da)
+        return K, {s: c for s, c in poles.items() if c}
 
     def member(self, mult) -> ExpElement:
         """The answer at multiplicities ``mult`` (each ≥ 1): a :class:`PackedElement`, or the

@@ -211,13 +211,14 @@ def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
 def check_cost(dim, heads=None, heads_bound=None, backend="exact", validate=None,
                schedule="p2", force=False):
     """The cost checks ``learn_multi_head`` makes before its first query (docs/design.md
-    §2.3): the schedule at H₀ (on the exact P2 schedule priced as lazy answers until the
-    first copy-count answer shows their kind, :mod:`.p2.cost`), and, when H is known, the
-    cheapest validation queries at H heads.  Raises CostExceeded above the budget unless
-    ``force``; for sweeps and other drivers that refuse a configuration before running it."""
+    §2.3): the schedule at H₀ (on the exact P2, economy and adaptive schedules priced as lazy
+    answers until the first copy-count answer shows their kind, :mod:`.p2.cost`), and, when
+    H is known, the cheapest validation queries at H heads.  Raises CostExceeded above the
+    budget unless ``force``; for sweeps and other drivers that refuse a configuration before
+    running it."""
     H0 = head_bound(heads, heads_bound)
     n_valid = validation_count(validate, H0)
-    lazy = schedule == "p2"
+    lazy = schedule in ("p2", "economy", "adaptive")     # re-priced at the first answer
     check_budget(estimate_multi_head(dim, H0, backend, lazy=lazy), force)
     if heads is not None and n_valid:      # the validation a run of H heads can never avoid
         check_budget(estimate_validation(dim, H0, min(heads, H0), validation_floor(n_valid),
@@ -370,7 +371,7 @@ def _attempt(orc, d, H0, be, rng, box, certify, progress, inexact=None, schedule
         if schedule != "p2":
             from .beyond.economy import run_economy
             return run_economy(orc, U, X, H0, schedule == "economy", be, rng, certify,
-                               progress, box)
+                               progress, box, force, validation)
         return run_p2(orc, Schedule(U, X, H0), be, rng, certify, progress, inexact, force,
                       validation)
     except LearningFailure as e:

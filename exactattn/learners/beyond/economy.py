@@ -47,6 +47,7 @@ from math import gcd, lcm
 from flint import fmpz_mat
 
 from ...arith.expfield import ExpElement
+from ...arith.rational_vectors import dot as _dot
 from ...arith.modular import BadReduction
 from ...errors import (CertificationFailed, CollidingPoles, InvisibleHead,
                       LearningFailure, NotAttention)
@@ -58,6 +59,8 @@ from ..p2.interpolation import solve_family
 from .limit_interpolation import solve_family_with_limit
 from ..p2.matching import Close, match
 from ..p2.matching import certify as certify_exactly
+from ..p2.recovery import check_observed
+from ..gc_pause import without_gc
 from ..result import LearnResult
 
 __all__ = ["run_economy", "MAX_ONE_QUERY_HEADS", "one_query_condition", "dual_directions",
@@ -72,10 +75,6 @@ MIX = 16
 
 
 # ---------------------------------------------------------------------- small exact functions
-def _dot(a, b) -> Fraction:
-    return sum((Fraction(x) * Fraction(y) for x, y in zip(a, b)), Fraction(0))
-
-
 def _add(a, b):
     return [x + y for x, y in zip(a, b)]
 
@@ -109,14 +108,16 @@ def _kernel(rows, d):
 class _Asker:
     """Asks the oracle, tags every query with its block (docs/design.md §10 count structure)."""
 
-    def __init__(self, orc, progress, total):
-        self.orc, self.progress, self.total = orc, progress, total
+    def __init__(self, orc, progress, total, observe=None):
+        self.orc, self.progress, self.total, self.observe = orc, progress, total, observe
         self.tags, self.answers = [], []
 
     def __call__(self, tokens, block):
         y = self.orc([list(t) for t in tokens])
         self.tags.append(block)
         self.answers.append(y)
+        if len(self.answers) == 2 and self.observe is not None:
+            self.observe(y)                 # the first copy-count answer (after q0)
         self.progress("queries", len(self.answers), max(self.total, len(self.answers)))
         return y
 
@@ -191,12 +192,34 @@ def _solve_col1_family(answers, q0, H0, bits, rng, hint):
     L = eng.L
     for s, _ in heads:
         L = lcm(L, s.denominator)
+    same = _same_family(K, heads, answers)
     for m, a in enumerate(answers, 1):
-        if _family_value(K, heads, m, L) != a:
+        if not same and _family_value(K, heads, m, L) != a:
             raise BadReduction("the interpolant does not reproduce the family exactly")
     if _family_value(K, heads, 0, L) != q0:
         raise BadReduction("the interpolant does not reproduce G(0) exactly")
     return K, heads
+
+
+def _same_family(K, heads, answers) -> bool:
+    """True when the answers G(1), G(2), … are lazy members (m, 1) of one two-token group
+    whose partial fractions K + Σ c/(1 + m e^s)
+    (:meth:`~exactattn.arith.multiplicities.TokenGroup.copy_count_form`) are the
+    interpolant's (equal scores merged, zero residues dropped): then the interpolant equals
+    every member as a function of m, without expanding them.  False means "not shown": the
+    caller compares each answer in Q(t)."""
+    packed = [getattr(a, "packed", None) for a in answers]
+    if not packed or packed[0] is None:
+        return False
+    group = packed[0][0]
+    if any(p is None or p[0] is not group or p[1] != (m, 1)
+           for m, p in enumerate(packed, 1)):
+        return False
+    form = group.copy_count_form()
+    poles = {}
+    for s, c in heads:
+        poles[s] = poles.get(s, 0) + c
+    return form is not None and form == (K, {s: c for s, c in poles.items() if c})
 
 
 def one_query_condition(ref, fam) -> bool:
@@ -319,6 +342,7 @@ def recover_dual_columns(columns, vs, singles, pairs, rng):
     v = [sum(col) for col in zip(*vs)]
 
     every = [y for _, _, two in columns.values() for ys in two.values() for y in ys]
+    seen = {}               # v_a·b of each direction, the same at every column
 
     def recover(bits):
         out = {}
@@ -326,8 +350,11 @@ def recover_dual_columns(columns, vs, singles, pairs, rng):
         for j, (x, one, two) in columns.items():
             for a in range(len(vs)):
                 out[(a, j)] = []
+            vx = _dot(v, x)
             for (a, k), y in one.items():
-                sigma = (y - _dot(v, x)) / _dot(vs[a], singles[a][k])
+                if (a, k) not in seen:
+                    seen[(a, k)] = _dot(vs[a], singles[a][k])
+                sigma = (y - vx) / seen[(a, k)]
                 out[(a, j)].append(_exact_logit(sigma, f"single-visible a={a + 1} j={j + 1}"))
             for (a, g), ys in two.items():
                 sa, sg = _pair_scores(pairs[(a, g)], vs, a, g, x, ys, eng)
@@ -507,17 +534,23 @@ def certify_run(orc, first, model, be, progress, certify, zero_first_family=Fals
     return transcript, cert
 
 
-def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box):
+@without_gc
+def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, force=False,
+                validation=0):
     """One run of the economy schedule on bases U, X (docs/design.md §10); the caller draws
     and checks the bases and handles resampling.  ``known``: H0 is the number of heads
     (economy); otherwise a bound (adaptive).  P2's matching rule and exact certification
-    come from :mod:`.matching`, shared with the P2 learner."""
+    come from :mod:`.matching`, shared with the P2 learner.  The first copy-count answer is
+    priced as P2's is (:func:`~exactattn.learners.p2.recovery.check_observed`: lazy answers
+    confirm the estimate made up front, a black box's expanded ones re-price the run at
+    P2's count, an upper bound of this one, and ``validation`` queries)."""
     if be.name != "exact":
         raise ValueError("the economy and adaptive schedules run on the exact backend")
     d = len(U)
     first = len(orc.transcript)
     variant = "economy" if known else "adaptive"
-    ask = _Asker(orc, progress, economy_count(d, H0, H0, variant))
+    ask = _Asker(orc, progress, economy_count(d, H0, H0, variant),
+                 lambda y: check_observed(y, d, H0, force, validation))
     one = column_one(ask, U, X, H0, known, be, rng)
     H_star, vs, col, methods = one["H_star"], one["vs"], one["col"], one["methods"]
     path = "dual"

@@ -26,6 +26,8 @@ from fractions import Fraction
 
 from flint import fmpq, fmpq_mat
 
+from ...arith.rational_vectors import dot as _dot
+
 __all__ = ["economy_violations", "statement", "BEYOND"]
 
 
@@ -38,12 +40,18 @@ def _det(rows) -> bool:
     return _mat(rows).det() != 0
 
 
-def _dot(a, b):
-    return sum((Fraction(p) * Fraction(q) for p, q in zip(a, b)), Fraction(0))
-
-
 def _score(W, u, x):
-    return _dot(u, [_dot(row, x) for row in W])
+    """uᵀ W x exactly, W x computed once per (head matrix, x) while a statement is made
+    (:func:`economy_violations` empties the cache, which keeps each W alive so its id is
+    not reused)."""
+    key = (id(W), tuple(x))
+    got = _COLUMNS.get(key)
+    if got is None:
+        got = _COLUMNS[key] = (W, [_dot(row, x) for row in W])
+    return _dot(u, got[1])
+
+
+_COLUMNS = {}
 
 
 def _add(a, b):
@@ -133,6 +141,14 @@ def _skeleton(heads, X, dirs, start, take, out):
 def economy_violations(result) -> list:
     """Every condition of the module docstring that fails at the run's draw for the recovered
     model (exact): [] when the draw is generic for it."""
+    _COLUMNS.clear()
+    try:
+        return _violations(result)
+    finally:
+        _COLUMNS.clear()
+
+
+def _violations(result) -> list:
     ex = result.extra
     U, X, d = ex["U"], ex["X"], result.dim
     heads = [(result.heads[k].W, result.heads[k].v) for k in ex.get("head_order", [])]

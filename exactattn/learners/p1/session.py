@@ -18,6 +18,7 @@ import random
 from fractions import Fraction
 
 from ...arith import get_backend
+from ...arith.rational_vectors import dot
 from ...errors import CertificationFailed, NotAttention, NotIdentifiable
 from ...models.attention import AttentionHead, MultiHeadAttention
 from ...arith.numbers import format_rational
@@ -72,6 +73,7 @@ class Session:
                              "backend is for identities (docs/design.md §2)")
         self.transcript: list = []
         self.max_length = 0
+        self._dots = {}
 
     @property
     def exact(self) -> bool:
@@ -112,8 +114,16 @@ class Session:
 
     # ---------------------------------------------------------------- small helpers
     def dot(self, a, b):
-        zero = Fraction(0) if self.exact else self.be.scalar(0)
-        return sum((self._s(x) * self._s(y) for x, y in zip(a, b)), zero)
+        """a·b on the learner's backend; on the exact backend each pair once per session
+        (P1's d² queries need the same 2d probe dot products again and again; the exact
+        vectors are the key)."""
+        if not self.exact:
+            return sum((self._s(x) * self._s(y) for x, y in zip(a, b)), self.be.scalar(0))
+        key = (tuple(a), tuple(b))
+        got = self._dots.get(key)
+        if got is None:
+            got = self._dots[key] = dot(a, b)
+        return got
 
     def _s(self, x):
         if self.exact:

@@ -29,6 +29,7 @@ from ...arith.modular import BadReduction
 from ...errors import (CertificationFailed, LearningFailure, NotAttention, SingularBasis,
                        SingularSystem)
 from ...models.attention import AttentionHead, MultiHeadAttention
+from ..gc_pause import without_gc
 from ..result import LearnResult
 from .cost import (check_budget, estimate_multi_head, estimate_validation, expanded_terms,
                    heads_shown, validation_floor)
@@ -40,7 +41,7 @@ from .matching import Close, match, pole_counts
 from .matching import certify as _certify   # a module name benchmarks/bench_core.py times
 from .schedule import published_count, published_max_length
 
-__all__ = ["run_p2", "DEFAULT_BOX", "draw_bases", "random_bases", "head_bound", "check_bases"]
+__all__ = ["run_p2", "check_observed", "DEFAULT_BOX", "draw_bases", "random_bases", "head_bound", "check_bases"]
 
 #: the integer box {−box…box} of the exact backend's random query vectors
 DEFAULT_BOX = 1000
@@ -253,6 +254,7 @@ def _paired(field, fam, fit, partners, where, poles, fit_of):
     return None
 
 
+@without_gc
 def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False,
            validation=0):
     """Ask the schedule, recover, certify (steps 2–6 of the module docstring).  The queries
@@ -266,7 +268,7 @@ def run_p2(orc, schedule, be, rng, certify, progress, inexact=None, force=False,
         longest = max(longest, max(map(len, batch)))
         progress("queries", len(answers), total)
         if len(answers) == 2 and be.name == "exact":
-            _check_observed(answers[1], d, H0, force, validation)
+            check_observed(answers[1], d, H0, force, validation)
     transcript = orc.transcript[first:] if orc.record else None
     if inexact is not None:
         return run_inexact(orc, schedule, answers, transcript, be, recover=_recover, close=Close,
@@ -378,7 +380,7 @@ def _attempt(schedule, answers, engine, be, H0, close, certify):
     return previous
 
 
-def _check_observed(answer, d, H0, force, validation=0):
+def check_observed(answer, d, H0, force, validation=0):
     """The cost estimate redone from a real copy-count answer, before the rest of the
     schedule is asked: a lazy answer (:func:`~.cost.expanded_terms` 0: kept as its heads'
     data, never expanded by the run) confirms the lazy estimate made up front; an expanded

@@ -21,7 +21,7 @@ from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS
                       check_work, dump, heads_int, int_in, output_file, p2_work, path_arg,
                       positive_int, seed_int)
 
-VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
+VARIANTS = ("single-head", "multi-head", "low-rank", "transformer", "causal")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
 SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
 
@@ -96,6 +96,8 @@ def register(sub):
     p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="per-query timeout of the oracle: a query not answered in time is the "
                         "named failure oracle-timeout")
+    from .learn_causal import add_causal_args
+    add_causal_args(p)
     p.set_defaults(func=run)
 
 
@@ -352,6 +354,11 @@ class _Unavailable(Exception):
 
 
 def run(a):
+    if a.variant == "causal":                   # decoder oracles: docs/decoders.md
+        from .learn_causal import run_causal
+        return run_causal(a)
+    if a.alibi is not None or a.residual:
+        raise ValueError("--alibi and --residual apply to 'learn causal' only")
     from ..arith import get_backend
     from ..errors import LearningFailure
     from ..learners.result.compare import default_tolerance, parameter_error

@@ -42,3 +42,15 @@ def causal_certificate(result, model=None) -> dict:
             "reference": "docs/design.md §8", "statement": RUN_STATEMENT, "size": "full",
             "params": {"learner": "causal", "dim": result.dim}, "holds": True,
             "checks": [causal_record(result, model)], "symbolic": []}
+
+
+def learned(d, H, seed, slopes=None, residual=False):
+    """(result, model): a seeded random causal model and the causal learner's exact run on it
+    through a no-peek oracle (the decoder claims' runs)."""
+    from exactattn.learners.decoder import learn_causal
+    from exactattn.models.decoder import random_causal
+    from exactattn.oracles.oracle import Oracle
+    model = random_causal(d, H, seed=seed, slopes=slopes, residual=residual)
+    result = learn_causal(Oracle(model), d, heads=H, slopes=slopes, residual=residual,
+                          seed=seed)
+    return result, model

@@ -1,0 +1,152 @@
+"""Check kinds of the decoder claims (docs/decoders.md): ``causal-count`` — the count and
+length formulas of the causal schedule recomputed and the referenced run recounted, beside
+P2's count on the same model — and ``causal-twin`` — two causal models with different
+canonical forms that give exactly the same outputs on every basis query I(u_i, x_j) of
+any length, so the d² basis queries alone never determine a model with H ≥ 2 heads."""
+
+from __future__ import annotations
+
+from .parse import integer, listed, matrix, only, require, string, boolean
+from .qt import element, same_element
+from .run import run_of
+from .run_causal import (canonical, causal_model, count, length, outputs,
+                         schedule_queries)
+
+
+def p2_count(d, H0):
+    """P2's published count 4H₀d² − 2H₀ + 1 (the same model, queries read at the last token)."""
+    return 4 * H0 * d * d - 2 * H0 + 1
+
+
+def check_causal_count(c, checks=()):
+    """The formulas at (d, H₀, mode, residual), and the run's transcript recounted."""
+    only(c, ("kind", "d", "H0", "mode", "residual", "queries", "max_length", "outputs",
+             "p2_queries", "run"), "causal-count")
+    d = integer(c["d"], "causal-count.d", 1, 16)
+    H0 = integer(c["H0"], "causal-count.H0", 1, 8)
+    mode = string(c["mode"], "causal-count.mode")
+    require(mode in ("copy-count", "slopes"), f"causal-count: unknown mode {mode!r}")
+    residual = boolean(c["residual"], "causal-count.residual")
+    q, n = count(d, mode), length(H0, mode, residual)
+    require(c["queries"] == q, f"causal-count: {c['queries']} queries recorded, the formula "
+            f"gives {q}")
+    require(c["max_length"] == n, f"causal-count: length {c['max_length']} recorded, the "
+            f"formula gives {n}")
+    require(c["outputs"] == q * n, "causal-count: outputs ≠ queries × length")
+    require(c["p2_queries"] == p2_count(d, H0), "causal-count: P2's count misstated")
+    r = run_of(checks, c["run"], "causal-count")
+    require(r.get("learner") == "causal" and r.get("dim") == d and
+            r.get("params", {}).get("H0") == H0 and r["params"].get("mode") == mode and
+            r["params"].get("residual") is residual,
+            "causal-count: the run is not a causal run at these sizes")
+    tr = r.get("transcript")
+    listed(tr, "causal-count run transcript")
+    require(len(tr) == q and all(isinstance(e, dict) and len(e.get("tokens", ())) == n
+                                 for e in tr),
+            f"causal-count: the run's transcript is not {q} queries of length {n}")
+    return (f"causal d={d} H0={H0} {mode}{' residual' if residual else ''}: {q} queries of "
+            f"length {n} ({q * n} outputs) against P2's {p2_count(d, H0)} on the same model; "
+            f"the run's transcript recounted")
+
+
+def check_causal_twin(c, checks=()):
+    """Both models reproduce every recorded output of the d² basis queries; canonical forms
+    differ; and on the distinguishing query their outputs differ."""
+    only(c, ("kind", "dim", "H0", "U", "X", "first", "second", "transcript", "distinguishing"),
+         "causal-twin")
+    d = integer(c["dim"], "causal-twin.dim", 2, 8)
+    H0 = integer(c["H0"], "causal-twin.H0", 2, 8)
+    U = matrix(c["U"], "causal-twin.U", d, d)
+    X = matrix(c["X"], "causal-twin.X", d, d)
+    a = causal_model(c["first"], d, "causal-twin.first", H0)
+    b = causal_model(c["second"], d, "causal-twin.second", H0)
+    require(canonical(*a) != canonical(*b), "causal-twin: the two models are the same model")
+    basis = schedule_queries(U, X, H0, "slopes", False)      # the d² basis families
+    n = length(H0, "copy-count", False)
+    want = [[q[0]] + [q[1]] * (n - 1) for q in basis]
+    tr = c["transcript"]
+    listed(tr, "causal-twin.transcript")
+    require(len(tr) == d * d, "causal-twin: not the d² basis queries")
+    for k, entry in enumerate(tr):
+        only(entry, ("tokens", "answer"), f"causal-twin.transcript[{k}]")
+        require(entry["tokens"] == [[_fmt(x) for x in t] for t in want[k]],
+                f"causal-twin.transcript[{k}]: not basis query {k}")
+        listed(entry["answer"], f"causal-twin.transcript[{k}].answer", n)
+        answers = [element(e, f"causal-twin.transcript[{k}].answer[{p}]")
+                   for p, e in enumerate(entry["answer"])]
+        require(len(answers) == n, f"causal-twin.transcript[{k}]: not {n} outputs")
+        for what, m in (("first", a), ("second", b)):
+            for p, (got, ans) in enumerate(zip(outputs(m, want[k]), answers)):
+                require(same_element(got, ans), f"causal-twin: the {what} model does not give "
+                        f"output {p + 1} of basis query {k}")
+    dq = c["distinguishing"]
+    listed(dq, "causal-twin.distinguishing", 16)
+    from .qt import tokens_of
+    toks = tokens_of(dq, d, "causal-twin.distinguishing")
+    require(any(not same_element(x, y) for x, y in zip(outputs(a, toks), outputs(b, toks))),
+            "causal-twin: the models agree on the distinguishing query")
+    return (f"d={d}, H={H0}: two causal models with different canonical forms give the same "
+            f"{d * d * n} outputs on all {d * d} basis queries (length {n}) and differ on a "
+            f"query with {len({tuple(t) for t in toks})} distinct tokens: the basis queries "
+            f"alone do not determine the model; matching queries are needed")
+
+
+def _fmt(q):
+    return f"{q.numerator}" if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+# ------------------------------------------------------------------ the claims' sizes
+def _runs(checks):
+    return [c for c in checks if isinstance(c, dict) and c.get("kind") == "run"]
+
+
+def _run_is(r, d, H0, mode, residual, slopes):
+    p = r.get("params", {})
+    return (r.get("learner") == "causal" and r.get("dim") == d and "model" in r and
+            p.get("H0") == H0 and p.get("mode") == mode and p.get("residual") is residual and
+            p.get("slopes") == slopes)
+
+
+def params_causal_count(p, checks):
+    """One plain causal run (with its true model) and one count per (d, H), in order, and
+    the twin at its (d, H)."""
+    require(set(p) == {"d,H", "twin d,H"}, "params: expected {d,H; twin d,H}")
+    grid = [tuple(x) for x in p["d,H"]]
+    runs = _runs(checks)
+    require(len(runs) == len(grid) and all(_run_is(r, d, H, "copy-count", False, [])
+                                           for r, (d, H) in zip(runs, grid)),
+            "params: the runs are not one plain causal run per (d, H), in order")
+    index = [k for k, c in enumerate(checks) if isinstance(c, dict) and c.get("kind") == "run"]
+    counts = [c for c in checks if isinstance(c, dict) and c.get("kind") == "causal-count"]
+    require([c.get("run") for c in counts] == index, "params: count k does not refer to run k")
+    twins = [c for c in checks if isinstance(c, dict) and c.get("kind") == "causal-twin"]
+    require(len(twins) == 1 and [twins[0].get("dim"), twins[0].get("H0")] == p["twin d,H"],
+            "params: one causal twin at the twin's (d, H)")
+
+
+def params_alibi(p, checks):
+    """One run (with its true model) per shared-slope (d, H, s), then per distinct-slope
+    (d, slopes), in order, each recorded with its known slopes."""
+    require(set(p) == {"shared d,H,slope", "distinct d,slopes"}, "params: expected the shared "
+            "and distinct slope grids")
+    want = [(d, H, "copy-count", [s]) for d, H, s in p["shared d,H,slope"]] + \
+        [(d, len(sl), "slopes", sl) for d, sl in p["distinct d,slopes"]]
+    runs = _runs(checks)
+    require(len(runs) == len(want) == len(checks) and
+            all(_run_is(r, d, H, m, False, sl) for r, (d, H, m, sl) in zip(runs, want)),
+            "params: the runs are not one ALiBi run per grid point, in order")
+
+
+def params_residual(p, checks):
+    """One residual run (with its true model) per (d, H), then per (d, H, shared slope)."""
+    require(set(p) == {"d,H", "alibi d,H,slope"}, "params: expected {d,H; alibi d,H,slope}")
+    want = [(d, H, []) for d, H in p["d,H"]] + [(d, H, [s]) for d, H, s in p["alibi d,H,slope"]]
+    runs = _runs(checks)
+    require(len(runs) == len(want) == len(checks) and
+            all(_run_is(r, d, H, "copy-count", True, sl) for r, (d, H, sl) in zip(runs, want)),
+            "params: the runs are not one residual run per grid point, in order")
+
+
+#: claim id → its sizes check (added to :data:`.claims.PARAMS`)
+PARAMS = {"causal-count": params_causal_count, "alibi": params_alibi,
+          "residual": params_residual}

@@ -199,3 +199,14 @@ def test_claim_params_must_cover_the_grid(count_cert):
     del bad["checks"][k]
     with pytest.raises(Rejected, match="count k does not refer"):
         verify(bad)
+
+
+def test_the_count_recounts_its_runs_transcript(count_cert):
+    """Called on its own (the run's own check would reject first inside a certificate)."""
+    from proofs_checks.checker.decoder import check_causal_count
+    checks = copy.deepcopy(count_cert["checks"])
+    k = _index(count_cert, "causal-count")
+    run = checks[checks[k]["run"]]
+    run["transcript"].pop()
+    with pytest.raises(Rejected, match="not .* queries of length"):
+        check_causal_count(checks[k], checks)

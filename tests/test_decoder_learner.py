@@ -151,3 +151,41 @@ def test_cli_mixed_kind_file_exits_2(capsys, tmp_path):
 def test_alibi_flag_on_another_variant_exits_2(capsys):
     code = main(["learn", "multi-head", "--dim", "2", "--alibi", "1/2"])
     assert code == 2 and "causal' only" in capsys.readouterr().err
+
+
+def test_a_model_that_does_not_reproduce_the_transcript_fails_certification(monkeypatch):
+    """The exact certification is what vouches for the model: a wrong recovery is caught."""
+    import exactattn.learners.decoder.learner as L
+    real = L.recover
+
+    def off_by_one(*a, **k):
+        m = real(*a, **k)
+        h = m.heads[0]
+        return CausalAttention([L.AttentionHead(h.W, [x + 1 for x in h.v]), *m.heads[1:]],
+                               dim=m.dim)
+    monkeypatch.setattr(L, "recover", off_by_one)
+    with pytest.raises(LearningFailure) as e:
+        _learn(2, 2)
+    assert e.value.reason == "certification-failed"
+
+
+def test_an_oracle_that_differs_off_the_schedule_fails_validation():
+    from exactattn.errors import OutOfClass
+    model = random_causal(2, 1, seed=1)
+
+    def liar(tokens):
+        out = list(model(tokens))
+        if len({tuple(t) for t in tokens}) > 2:       # never on the schedule's shape
+            out[-1] = out[-1] + 1
+        return out
+    with pytest.raises(OutOfClass):
+        learn_causal(CausalOracle(liar, dim=2, backend="exact"), 2, heads=1, seed=1)
+
+
+def test_wrong_distinct_slopes_are_not_attention_by_the_product_check():
+    """The told slopes differ from the oracle's: the family's denominator is no product of one
+    factor per slope (the square exponential-sum system itself always solves)."""
+    from exactattn.errors import NotAttention
+    model = random_causal(2, 2, seed=1, slopes=[F(1, 2), F(1, 4)])
+    with pytest.raises(NotAttention, match="not a product"):
+        learn_causal(Oracle(model), 2, heads=2, slopes=[F(1, 2), F(1, 8)], seed=1)

@@ -193,18 +193,38 @@ def _run(orc, sched, be, rng, shared, distinct, certify):
 
 
 def recover(sched, answers, engine, be, shared=None, distinct=None) -> CausalAttention:
-    """The canonical causal model from the schedule's answers (module docstring)."""
+    """The canonical causal model from the schedule's exact answers (module docstring)."""
+    heads, w = recover_parts(sched, answers, engine, be, Close(be), shared, distinct)
+    slopes = None
+    if shared is not None:
+        slopes = [shared] * len(heads)
+    elif distinct is not None:
+        slopes = list(distinct)
+    return CausalAttention([AttentionHead(W, vh) for W, vh in heads], slopes if heads else None,
+                           w, dim=sched.d).canonical()
+
+
+def slope_base(engine, be, s):
+    """r = e^{s} in the engine's field: the image of t^{L s} (exact), a ball or number else."""
+    if be.name == "exact":
+        return engine.sample(exp_rational(s))
+    return be.exp(be.scalar(s))
+
+
+def recover_parts(sched, answers, engine, be, close, shared=None, distinct=None):
+    """([(W_h, v_h)] in the order found, w or None) from the answers, written once for every
+    field: exact (F_p images, lifted), balls (certified enclosures) or the reals."""
     field = engine.field
     on = list(range(1 if sched.residual else 0, sched.length))
     solved, g0 = {}, {}
-    r = None if shared is None else engine.sample(exp_rational(shared))
-    rs = None if distinct is None else [engine.sample(exp_rational(s)) for s in distinct]
+    r = None if shared is None else slope_base(engine, be, shared)
+    rs = None if distinct is None else [slope_base(engine, be, s) for s in distinct]
     nodes = None if rs is not None else copy_count_nodes(field, r, on)
     for fam, ans in zip(sched.families, answers):
         if len(ans) != sched.length:
             raise NotAttention(f"a causal answer has {len(ans)} outputs for {sched.length} "
                                f"positions")
-        if not ans[0].is_rational():
+        if be.name == "exact" and not ans[0].is_rational():
             raise NotAttention("the output at position 1 (one token) is not rational: not "
                                "attention")
         ys = engine.sample_many(ans[on[0]:])
@@ -215,30 +235,24 @@ def recover(sched, answers, engine, be, shared=None, distinct=None) -> CausalAtt
         key = (fam.u_key, fam.x_key)
         solved[key] = (engine.scalar(K),
                        [(engine.score(z), engine.scalar(c)) for z, c in heads])
-        g0[key] = ans[0].as_rational()
-    S, C = _labelled(sched, solved, be) if rs is not None else \
-        _matched(sched.d, pole_counts(sched.families, solved, ((0,), (0,))), solved, Close(be))
+        g0[key] = ans[0].as_rational() if be.name == "exact" else ans[0]
+    S, C = _labelled(sched, solved, close) if rs is not None else \
+        _matched(sched.d, pole_counts(sched.families, solved, ((0,), (0,))), solved, close)
     bases = be.basis_solver(sched.U, sched.X)
     heads = [(bases.both(S[a]), [-row[0] for row in bases.left([[c] for c in C[a]])])
              for a in range(len(S))]
-    d = sched.d
-    v = [sum((h[1][i] for h in heads), Fraction(0)) for i in range(d)]
-    w = [Fraction(0)] * d
+    d, zero = sched.d, be.scalar(0)
+    v = [sum((h[1][i] for h in heads), zero) for i in range(d)]
+    w = [zero] * d
     if sched.residual:
-        wu = [[solved[((i,), (0,))][0] + sum(c for _, c in solved[((i,), (0,))][1])
+        wu = [[solved[((i,), (0,))][0] + sum((c for _, c in solved[((i,), (0,))][1]), zero)
                - g0[((i,), (0,))]] for i in range(d)]
         w = [row[0] for row in bases.left(wu)]
-    _check_constants(sched, solved, g0, [a + b for a, b in zip(v, w)])
-    slopes = None
-    if shared is not None:
-        slopes = [shared] * len(heads)
-    elif distinct is not None:
-        slopes = list(distinct)
-    return CausalAttention([AttentionHead(W, vh) for W, vh in heads], slopes if heads else None,
-                           w if sched.residual else None, dim=d).canonical()
+    _check_constants(sched, solved, g0, [a + b for a, b in zip(v, w)], close, zero)
+    return heads, (w if sched.residual else None)
 
 
-def _labelled(sched, solved, be):
+def _labelled(sched, solved, close):
     """S[a][i][j] and C[a][i] of the distinct-slope schedule: head a is the head with slope a
     in every family (no matching); its residue −v_a·u_i must not depend on x_j (checked)."""
     d, H = sched.d, len(solved[((0,), (0,))][1])
@@ -250,21 +264,21 @@ def _labelled(sched, solved, be):
             S[a][i][j] = s
             if C[a][i] is None:
                 C[a][i] = c
-            elif C[a][i] != c:
+            elif not close(C[a][i], c):
                 raise NotAttention(f"the head with slope number {a + 1} has residues that "
                                    f"depend on x at u{i + 1}: not attention with these slopes")
     return S, C
 
 
-def _check_constants(sched, solved, g0, vw):
+def _check_constants(sched, solved, g0, vw, close, zero):
     """Every family's constant is (v + w)·x and its first output (v + w)·(x − u) (w = 0
     without a residual): NotAttention otherwise."""
     for fam in sched.families:
         key = (fam.u_key, fam.x_key)
         K = solved[key][0]
-        want_K = sum((a * b for a, b in zip(vw, fam.x)), Fraction(0))
-        want_0 = want_K - sum((a * b for a, b in zip(vw, fam.u)), Fraction(0))
-        if K != want_K or g0[key] != want_0:
+        want_K = sum((a * b for a, b in zip(vw, fam.x)), zero)
+        want_0 = want_K - sum((a * b for a, b in zip(vw, fam.u)), zero)
+        if not (close(K, want_K) and close(g0[key], want_0)):
             raise NotAttention("a family's constant or first output is not (v + w)·x, "
                                "(v + w)·(x − u) for the recovered v and w: not causal attention "
                                "with this read-out", family=str(key))

@@ -47,10 +47,11 @@ def copy_count_nodes(field, r, ks):
     return out
 
 
-def solve_copy_count(field, ys, nodes, H0):
-    """(K, [(z_h, c_h)]) of G̃ = K + Σ c_h/(1 + S z_h) through the samples at ``nodes``."""
+def solve_copy_count(field, ys, nodes, H0, hint=None):
+    """(K, [(z_h, c_h)]) of G̃ = K + Σ c_h/(1 + S z_h) through the samples at ``nodes``;
+    ``hint``: the type tried first (:func:`~exactattn.learners.p2.interpolation.fit_rational`)."""
     nodes = list(nodes)
-    fit = fit_rational(field, nodes, list(ys), H0)
+    fit = fit_rational(field, nodes, list(ys), H0, hint)
     return poles_and_residues(field, fit)
 
 

@@ -56,11 +56,21 @@ def enclose(sched, answers, precision, bits, shared, distinct):
 def needed(sched, answers, precision, shared, distinct, decades=(1, 2, 4, 6, 8, 12, 16)):
     """The precision that would certify a model like the one these answers suggest, or None.
 
-    The recovery is run on the answers as plain mp numbers (a tolerance instead of balls,
+    First the same answers are enclosed in balls η/10^k (k in ``decades``), as P2's
+    :func:`~exactattn.learners.p2.enclosure.needed_precision` does; when none certifies, the
+    recovery is run on the answers as plain mp numbers (a tolerance instead of balls,
     :class:`~exactattn.learners.p2.engines.RealEngine`) to get an approximate model M̂; M̂'s
     own outputs on the schedule, computed at 2·(digits + 20) digits, are then enclosed with
     balls η/10^k for k in ``decades``: the first that certifies is returned.  An estimate for
     oracles near M̂ (the true oracle is unknown), said so where it is reported."""
+    for k in decades:                       # first: narrower balls around these answers
+        narrower = precision.scaled(f"1/{10 ** k}")
+        try:
+            enclose(sched, answers, narrower, working_bits(working_dps(narrower)), shared,
+                    distinct)
+            return narrower
+        except (LearningFailure, SingularSystem, ZeroDivisionError):
+            continue
     digits = precision.digits + 20
     mp = get_backend("mp", digits)
     found = _approximate(sched, answers, precision, mp, shared, distinct)
@@ -85,7 +95,8 @@ def needed(sched, answers, precision, shared, distinct, decades=(1, 2, 4, 6, 8, 
 
 def _approximate(sched, answers, precision, mp, shared, distinct, looser=(1, 10 ** 4, 10 ** 8)):
     """(heads, w) from the answers as mp numbers with the real engine's tolerance (that of
-    the precision η, then of 10^4·η and 10^8·η), or None when none fits."""
+    the precision η, then of 10^4·η and 10^8·η), every family fitted at type H₀ first, or
+    None when none fits."""
     from ..p2.engines import RealEngine, real_tolerance
     from ..p2.matching import Close
     msched = CausalSchedule([[mp.scalar(x) for x in r] for r in sched.U],
@@ -96,7 +107,7 @@ def _approximate(sched, answers, precision, mp, shared, distinct, looser=(1, 10 
         prec = precision.scaled(factor)
         try:
             return recover_parts(msched, mp_answers, RealEngine(mp, real_tolerance(mp, prec)),
-                                 mp, Close(mp, prec), shared, distinct)
+                                 mp, Close(mp, prec), shared, distinct, hint=sched.H0)
         except (LearningFailure, SingularSystem, ZeroDivisionError, ValueError):
             continue
     return None

@@ -211,9 +211,10 @@ def slope_base(engine, be, s):
     return be.exp(be.scalar(s))
 
 
-def recover_parts(sched, answers, engine, be, close, shared=None, distinct=None):
+def recover_parts(sched, answers, engine, be, close, shared=None, distinct=None, hint=None):
     """([(W_h, v_h)] in the order found, w or None) from the answers, written once for every
-    field: exact (F_p images, lifted), balls (certified enclosures) or the reals."""
+    field: exact (F_p images, lifted), balls (certified enclosures) or the reals; ``hint``:
+    the interpolation type tried first in every family."""
     field = engine.field
     on = list(range(1 if sched.residual else 0, sched.length))
     solved, g0 = {}, {}
@@ -229,7 +230,7 @@ def recover_parts(sched, answers, engine, be, close, shared=None, distinct=None)
                                "attention")
         ys = engine.sample_many(ans[on[0]:])
         if rs is None:
-            K, heads = solve_copy_count(field, ys, nodes, sched.H0)
+            K, heads = solve_copy_count(field, ys, nodes, sched.H0, hint)
         else:
             K, heads = solve_slopes(field, ys, on, rs)
         key = (fam.u_key, fam.x_key)

@@ -189,3 +189,13 @@ def test_wrong_distinct_slopes_are_not_attention_by_the_product_check():
     model = random_causal(2, 2, seed=1, slopes=[F(1, 2), F(1, 4)])
     with pytest.raises(NotAttention, match="not a product"):
         learn_causal(Oracle(model), 2, heads=2, slopes=[F(1, 2), F(1, 8)], seed=1)
+
+
+def test_counts_causal_table_against_p2(capsys):
+    code = main(["counts", "--causal", "--dims", "2-3", "--heads", "2-2", "--json", "--quiet"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0
+    for r in rows:
+        d, H = r["dim"], r["heads"]
+        assert r["p2_queries"] == 4 * H * d * d - 2 * H + 1 and r["causal_queries"] == 2 * d * d - 1
+        assert r["p2_recovered"] and r["causal_recovered"]

@@ -27,6 +27,7 @@ CASES = {
     "merging_heads.py": ([], "merging_heads"),
     "query_counts.py": (["--dims", "1-3", "--heads", "1-2"], "query_counts"),
     "beyond_counts.py": (["--dims", "2-3", "--heads", "2-2"], "beyond_counts"),
+    "causal_positions.py": ([], "causal_positions"),
 }
 #: examples that need modules built elsewhere (issue 6: approximate oracles): script →
 #: (module it needs, arguments, PNG name)

@@ -44,7 +44,7 @@ def causal_certificate(result, model=None) -> dict:
             "checks": [causal_record(result, model)], "symbolic": []}
 
 
-def learned(d, H, seed, slopes=None, residual=False):
+def learned(d, H, seed, slopes=None, residual=False, matching="p2"):
     """(result, model): a seeded random causal model and the causal learner's exact run on it
     through a no-peek oracle (the decoder claims' runs)."""
     from exactattn.learners.decoder import learn_causal
@@ -52,5 +52,5 @@ def learned(d, H, seed, slopes=None, residual=False):
     from exactattn.oracles.oracle import Oracle
     model = random_causal(d, H, seed=seed, slopes=slopes, residual=residual)
     result = learn_causal(Oracle(model), d, heads=H, slopes=slopes, residual=residual,
-                          seed=seed)
+                          seed=seed, matching=matching)
     return result, model

@@ -210,3 +210,14 @@ def test_the_count_recounts_its_runs_transcript(count_cert):
     run["transcript"].pop()
     with pytest.raises(Rejected, match="not .* queries of length"):
         check_causal_count(checks[k], checks)
+
+
+def test_residue_run_accepted_and_shared_residues_rejected():
+    from proofs_checks.checker.run_causal import _residue_genericity
+    cert = json.loads(json.dumps(causal_certificate(*learned(3, 2, 3, matching="residue"))))
+    assert "residue" in verify(cert)[0]
+    U, X = [[1, 0], [0, 1]], [[1, 2], [3, 5]]
+    same_v = [(((F(1), F(0)), (F(0), F(1))), (F(1), F(2))),
+              (((F(0), F(1)), (F(-1), F(0))), (F(1), F(2)))]
+    with pytest.raises(Rejected, match="share a residue"):
+        _residue_genericity(U, X, 2, same_v)

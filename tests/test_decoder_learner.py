@@ -199,3 +199,24 @@ def test_counts_causal_table_against_p2(capsys):
         d, H = r["dim"], r["heads"]
         assert r["p2_queries"] == 4 * H * d * d - 2 * H + 1 and r["causal_queries"] == 2 * d * d - 1
         assert r["p2_recovered"] and r["causal_recovered"]
+
+
+@pytest.mark.parametrize("d, H, kw", [(2, 2, {}), (4, 3, {}), (3, 2, {"slopes": F(1, 2),
+                                                                     "residual": True})])
+def test_residue_matching_needs_d2_plus_d_minus_1(d, H, kw):
+    res, model = _learn(d, H, matching="residue", **kw)
+    assert res.model.head_set() == model.canonical().head_set()
+    assert res.queries == d * d + d - 1 == causal_count(d, H, "residue")[0]
+
+
+def test_shared_residues_are_a_named_failure():
+    """Two heads with the same v: their residues agree at every u, so residue matching
+    cannot pair them (P2's row-matching families can)."""
+    from exactattn.models.attention import AttentionHead
+    heads = [AttentionHead([[1, 0], [0, 1]], [1, 2]), AttentionHead([[0, 1], [-1, 0]], [1, 2])]
+    model = CausalAttention(heads)
+    with pytest.raises(LearningFailure) as e:
+        learn_causal(Oracle(model), 2, heads=2, seed=1, matching="residue")
+    assert e.value.reason in ("ambiguous-matching", "colliding-poles")
+    res = learn_causal(Oracle(model), 2, heads=2, seed=1)
+    assert res.model.head_set() == model.canonical().head_set()

@@ -491,6 +491,11 @@ MUTANTS = [
     ("M269", 'causal model: heads with different slopes merged',
      [("exactattn/models/decoder.py", '            key = (h.W, self.slope(n))',
        '            key = h.W')]),
+    ("M270", 'checker: residue matching with two heads sharing a residue accepted',
+     [(C + "run_causal.py", 'require(len(set(r)) == H, "run: two heads share a residue at some u_i (residue "',
+       'require(True or len(set(r)) == H, "run: two heads share a residue at some u_i (residue "')]),
+    ("M271", 'causal learner: residue matching takes the first of several candidates',
+     [("exactattn/learners/decoder/learner.py", '                if len(hits) != 1:', '                if False:')]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

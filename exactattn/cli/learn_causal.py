@@ -1,5 +1,5 @@
-"""`exactattn learn causal --dim D --heads H [--alibi SLOPES] [--residual] [--model FILE]
-[--certificate FILE] [--json]` (docs/decoders.md): a seeded random causal model (or the one in
+"""`exactattn learn causal --dim D --heads H [--alibi SLOPES] [--residual] [--schedule
+p2|economy] [--model FILE] [--certificate FILE] [--json]` (docs/decoders.md): a seeded random causal model (or the one in
 FILE) behind a no-peek oracle that answers every position, learned exactly; the report gives
 the query count beside P2's on the same model, the outputs read, and exact canonical equality.
 Exact backend.  Bad arguments exit 2; a named failure exits 1."""
@@ -14,7 +14,7 @@ from ._common import dump
 __all__ = ["add_causal_args", "run_causal", "parse_alibi"]
 
 #: flags of other variants that 'learn causal' does not take
-_OTHER = (("rank", "--rank"), ("schedule", "--schedule"), ("rank_bound", "--rank-bound"),
+_OTHER = (("rank", "--rank"), ("rank_bound", "--rank-bound"),
           ("hidden", "--hidden"), ("method", "--method"), ("oracle_digits", "--oracle-digits"),
           ("accuracy", "--accuracy"), ("unique_families", "--unique-families"),
           ("holdout", "--holdout"))
@@ -51,6 +51,10 @@ def _check(a):
             raise ValueError(f"{flag} does not apply to learn causal")
     if a.certify_unique:
         raise ValueError("--certify-unique does not apply to learn causal")
+    if a.schedule not in (None, "p2", "economy"):
+        raise ValueError(f"learn causal takes --schedule p2 (P2's families, 2d²−1 queries) or "
+                         f"economy (the heads of a row matched by their residues, d²+d−1), "
+                         f"not {a.schedule}")
 
 
 def _model(a):
@@ -102,7 +106,8 @@ def run_causal(a):
     try:
         result = learn_causal(oracle, a.dim, heads=a.heads, heads_bound=a.heads_bound,
                               slopes=slopes, residual=a.residual, seed=a.seed,
-                              validate=a.validate)
+                              validate=a.validate,
+                              matching="residue" if a.schedule == "economy" else "p2")
     except LearningFailure as e:
         sys.stderr.write(f"exactattn learn: {e.reason}: {e}\n")
         if a.json:

@@ -101,7 +101,8 @@ CLAIMS = {
     "causal-count": ("beyond the papers: causal decoder oracles",
                      "with a causal mask and an output at every position one query is a whole "
                      "copy-count family: exact canonical heads from 2d²−1 queries of length "
-                     "2H0+1 (P2: 4H0d²−2H0+1); the d² basis queries alone do not suffice",
+                     "2H0+1 (d²+d−1 with residue matching; P2: 4H0d²−2H0+1); the d² basis "
+                     "queries alone do not suffice",
                      {"run", "causal-count", "causal-twin"}),
     "alibi": ("beyond the papers: ALiBi position biases",
               "known rational ALiBi slopes: one shared slope replaces the copy count k by "

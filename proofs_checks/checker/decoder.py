@@ -25,7 +25,7 @@ def check_causal_count(c, checks=()):
     d = integer(c["d"], "causal-count.d", 1, 16)
     H0 = integer(c["H0"], "causal-count.H0", 1, 8)
     mode = string(c["mode"], "causal-count.mode")
-    require(mode in ("copy-count", "slopes"), f"causal-count: unknown mode {mode!r}")
+    require(mode in ("copy-count", "residue", "slopes"), f"causal-count: unknown mode {mode!r}")
     residual = boolean(c["residual"], "causal-count.residual")
     q, n = count(d, mode), length(H0, mode, residual)
     require(c["queries"] == q, f"causal-count: {c['queries']} queries recorded, the formula "
@@ -108,14 +108,14 @@ def _run_is(r, d, H0, mode, residual, slopes):
 
 
 def params_causal_count(p, checks):
-    """One plain causal run (with its true model) and one count per (d, H), in order, and
-    the twin at its (d, H)."""
+    """Per (d, H), in order, a plain causal run of P2's families and one of the residue
+    schedule (each with its true model) and one count per run, and the twin at its (d, H)."""
     require(set(p) == {"d,H", "twin d,H"}, "params: expected {d,H; twin d,H}")
-    grid = [tuple(x) for x in p["d,H"]]
+    grid = [(d, H, m) for d, H in p["d,H"] for m in ("copy-count", "residue")]
     runs = _runs(checks)
-    require(len(runs) == len(grid) and all(_run_is(r, d, H, "copy-count", False, [])
-                                           for r, (d, H) in zip(runs, grid)),
-            "params: the runs are not one plain causal run per (d, H), in order")
+    require(len(runs) == len(grid) and all(_run_is(r, d, H, m, False, [])
+                                           for r, (d, H, m) in zip(runs, grid)),
+            "params: the runs are not a P2-family and a residue causal run per (d, H), in order")
     index = [k for k, c in enumerate(checks) if isinstance(c, dict) and c.get("kind") == "run"]
     counts = [c for c in checks if isinstance(c, dict) and c.get("kind") == "causal-count"]
     require([c.get("run") for c in counts] == index, "params: count k does not refer to run k")

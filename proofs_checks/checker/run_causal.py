@@ -40,19 +40,23 @@ PROVES = ("the learner maps these outputs to this causal model; any oracle with 
 
 def length(H0, mode, residual):
     """The causal query length (docs/decoders.md): 2H₀+1 or 2^{H+1}−1, +1 with a residual."""
-    n = 2 * H0 + 1 if mode == "copy-count" else 2 ** (H0 + 1) - 1
+    n = 2 ** (H0 + 1) - 1 if mode == "slopes" else 2 * H0 + 1
     return n + (1 if residual else 0)
 
 
 def count(d, mode):
-    """The number of causal queries: 2d² − 1 (copy-count) or d² (distinct slopes)."""
-    return 2 * d * d - 1 if mode == "copy-count" else d * d
+    """The number of causal queries: 2d² − 1 (P2's families), d² + d − 1 (residue matching)
+    or d² (distinct slopes)."""
+    return {"copy-count": 2 * d * d - 1, "residue": d * d + d - 1, "slopes": d * d}[mode]
 
 
 def families(d, mode):
-    """(u_key, x_key, matches) in order: P2's families, or the basis families (j outer)."""
+    """(u_key, x_key, matches) in order: P2's families, those without the row-matching
+    families I(u_i, x_1 + x_j) (residue), or the basis families, j outer (slopes)."""
     if mode == "copy-count":
         return run_multi_head.families(d)
+    if mode == "residue":
+        return [f for f in run_multi_head.families(d) if not (f[2] and len(f[1]) > 1)]
     return [((i,), (j,), None) for j in range(d) for i in range(d)]
 
 
@@ -115,9 +119,9 @@ def check(c, checks=()):
     dim = integer(c["dim"], "run.dim", 1, 16)
     p = only(c["params"], PARAMS, "run.params")
     mode = string(p["mode"], "run.params.mode")
-    require(mode in ("copy-count", "slopes"), f"run.params.mode: unknown mode {mode!r}")
-    H0 = integer(p["H0"], "run.params.H0", 1, MAX_H0 if mode == "copy-count" else
-                 MAX_SLOPE_HEADS)
+    require(mode in ("copy-count", "residue", "slopes"),
+            f"run.params.mode: unknown mode {mode!r}")
+    H0 = integer(p["H0"], "run.params.H0", 1, MAX_SLOPE_HEADS if mode == "slopes" else MAX_H0)
     residual = boolean(p["residual"], "run.params.residual")
     listed(p["slopes"], "run.params.slopes", H0)
     known = [rat(s, f"run.params.slopes[{k}]") for k, s in enumerate(p["slopes"])]
@@ -181,6 +185,8 @@ def check(c, checks=()):
 
 def genericity(U, X, H0, mode, known, heads):
     """The conditions at the recovered model (module docstring, (c)); Rejected if one fails."""
+    if mode == "residue":
+        return _residue_genericity(U, X, H0, heads)
     if mode == "copy-count":
         bad = run_multi_head.violations(heads, U, X, H0)
         require(not bad, f"run: the draw is not generic for the recovered model "
@@ -200,3 +206,33 @@ def genericity(U, X, H0, mode, known, heads):
     return ["det U ≠ 0", "det X ≠ 0", f"{len(heads)} heads visible at {len(U)} u's",
             f"{len(sums)} distinct subset sums of the slopes"]
 
+
+def _residue_genericity(U, X, H0, heads):
+    """The residue schedule's conditions: det U, det X, separated poles in every family,
+    every head visible at every u, distinct residues v_a·u_i ≠ v_b·u_i (the row matching),
+    and a unique column matching through I(u_1 + u_i, x_1)."""
+    H = len(heads)
+    require(H <= H0, f"run: pole count {H} > H0 = {H0}")
+    require(det(U) != 0 and det(X) != 0, "run: det U or det X vanishes")
+    score, dot, combo = run_multi_head.score, run_multi_head.dot, run_multi_head.combo
+    fams = families(len(U), "residue")
+    for uk, xk, match in fams:
+        u, x = combo(U, uk), combo(X, xk)
+        s = [score(W, u, x) for W, _ in heads]
+        require(len(set(s)) == H, f"run: two poles collide in family {run_multi_head.name(uk, xk)}")
+        r = [dot(v, u) for _, v in heads]
+        require(all(r), f"run: a head is invisible at {uk} (v·u = 0)")
+        if match:
+            (u1, x1), (u2, x2) = match
+            s1 = [score(W, combo(U, u1), combo(X, x1)) for W, _ in heads]
+            s2 = [score(W, combo(U, u2), combo(X, x2)) for W, _ in heads]
+            for a, b, c in itertools.product(range(H), repeat=3):
+                require((a, b) == (c, c) or s1[a] + s2[b] != s1[c] + s2[c],
+                        f"run: the matching in {run_multi_head.name(uk, xk)} is not unique")
+    for u in U:
+        r = [dot(v, u) for _, v in heads]
+        require(len(set(r)) == H, "run: two heads share a residue at some u_i (residue "
+                "matching is ambiguous)")
+    return [f"pole count {H} ≤ H0={H0}", "det U ≠ 0", "det X ≠ 0",
+            f"separated poles in {len(fams)} families", f"distinct residues at {len(U)} u's",
+            f"unique matching in {sum(1 for f in fams if f[2])} matching families"]

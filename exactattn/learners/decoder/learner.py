@@ -21,12 +21,13 @@ from fractions import Fraction
 
 from ...arith.expfield import exp_rational
 from ...arith.modular import BadReduction
-from ...errors import (CertificationFailed, LearningFailure, NotAttention, OutOfClass)
+from ...errors import (AmbiguousMatching, CertificationFailed, LearningFailure, NotAttention,
+                       OutOfClass)
 from ...models.attention import AttentionHead
 from ...models.decoder import CausalAttention, causal_to_json
 from ...oracles.causal import as_causal_oracle
 from ..p2.engines import exponent_window, make_engine, prime_sizes
-from ..p2.matching import Close, pole_counts
+from ..p2.matching import Close, match, pole_counts
 from ..p2.recovery import DEFAULT_BOX, _matched, check_bases, head_bound, random_bases
 from ..result import LearnResult
 from .family import copy_count_nodes, solve_copy_count, solve_slopes
@@ -97,9 +98,10 @@ def parse_slopes(slopes, H0, exact=True):
 
 def learn_causal(oracle, dim, heads=None, heads_bound=None, slopes=None, residual=False,
                  backend=None, dps=None, seed=None, box=None, certify=True, validate=None,
-                 resample=False, max_attempts=5):
+                 resample=False, max_attempts=5, matching="p2"):
     """Learn a causal attention model (docs/decoders.md) from causal queries read at every
-    position: 2d² − 1 queries of length 2H₀ + 1 without slopes or with one shared slope,
+    position: 2d² − 1 queries of length 2H₀ + 1 without slopes or with one shared slope
+    (``matching="residue"``: d² + d − 1, the heads of a row matched by their residues),
     d² queries of length 2^{H+1} − 1 with H distinct known slopes; one position more with
     ``residual=True`` (w recovered too).  ``slopes``: None, one rational slope (shared) or
     H distinct rational slopes, known to the learner.  Exact backend.
@@ -110,6 +112,12 @@ def learn_causal(oracle, dim, heads=None, heads_bound=None, slopes=None, residua
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     H0 = head_bound(heads, heads_bound)
     mode, shared, distinct = parse_slopes(slopes, H0, backend in (None, "exact"))
+    if matching not in ("p2", "residue"):
+        raise ValueError(f"matching must be 'p2' or 'residue', got {matching!r}")
+    if matching == "residue":
+        if mode == "slopes":
+            raise ValueError("distinct slopes label the heads: no matching is used with them")
+        mode = "residue"
     if mode == "slopes" and heads is None:
         raise ValueError("distinct slopes label the heads: give heads=H with H slopes")
     orc = as_causal_oracle(oracle, dim, backend, dps)
@@ -237,8 +245,12 @@ def recover_parts(sched, answers, engine, be, close, shared=None, distinct=None,
         solved[key] = (engine.scalar(K),
                        [(engine.score(z), engine.scalar(c)) for z, c in heads])
         g0[key] = ans[0].as_rational() if be.name == "exact" else ans[0]
-    S, C = _labelled(sched, solved, close) if rs is not None else \
-        _matched(sched.d, pole_counts(sched.families, solved, ((0,), (0,))), solved, close)
+    if rs is not None:
+        S, C = _labelled(sched, solved, close)
+    else:
+        H_star = pole_counts(sched.families, solved, ((0,), (0,)))
+        S, C = (_matched if sched.mode == "copy-count" else _by_residue)(sched.d, H_star,
+                                                                          solved, close)
     bases = be.basis_solver(sched.U, sched.X)
     heads = [(bases.both(S[a]), [-row[0] for row in bases.left([[c] for c in C[a]])])
              for a in range(len(S))]
@@ -251,6 +263,32 @@ def recover_parts(sched, answers, engine, be, close, shared=None, distinct=None,
         w = [row[0] for row in bases.left(wu)]
     _check_constants(sched, solved, g0, [a + b for a, b in zip(v, w)], close, zero)
     return heads, (w if sched.residual else None)
+
+
+def _by_residue(d, H_star, solved, close):
+    """S and C as P2's ``_matched`` gives them, column 1 matched through I(u_1 + u_i, x_1)
+    (:func:`~exactattn.learners.p2.matching.match`), every other column's heads by their
+    residue −v_h·u_i, the same in every family of row u_i (docs/design.md §10): a residue
+    with no or several heads of the family is a named failure."""
+    ref = solved[((0,), (0,))][1]
+    col = [ref] + [match(ref, solved[((i,), (0,))][1], solved[((0, i), (0,))][1], close,
+                         False, f"I(u{i + 1}, x1)") for i in range(1, d)]
+    S = [[[None] * d for _ in range(d)] for _ in range(H_star)]
+    C = [[None] * d for _ in range(H_star)]
+    for i in range(d):
+        for a, (s, c) in enumerate(col[i]):
+            S[a][i][0], C[a][i] = s, c
+        for j in range(1, d):
+            fam = solved[((i,), (j,))][1]
+            for a, (_, c) in enumerate(col[i]):
+                hits = [s for s, c_b in fam if close(c_b, c)]
+                if len(hits) != 1:
+                    cls = NotAttention if not hits else AmbiguousMatching
+                    raise cls(f"residue matching I(u{i + 1}, x{j + 1}): {len(hits)} heads of the "
+                              f"family have the residue {c} of a head at u{i + 1}",
+                              family=f"I(u{i + 1}, x{j + 1})", candidates=len(hits))
+                S[a][i][j] = hits[0]
+    return S, C
 
 
 def _labelled(sched, solved, close):

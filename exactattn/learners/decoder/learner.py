@@ -354,6 +354,7 @@ def _proves(result, H0):
     n, outs = result.queries, result.extra["outputs_read"]
     return (f"the recovered causal model reproduces all {outs} outputs of the {n} queries "
             f"exactly in Q(t); any oracle with ≤ {H0} heads giving the same outputs is this "
-            f"model or has this draw in its own bad set (the genericity conditions of P2's "
-            f"schedule, docs/decoders.md); {result.validation_queries} validation queries of "
+            f"model or has this draw in its own bad set (the genericity conditions of the "
+            f"{result.extra['mode']} schedule, docs/decoders.md §5); "
+            f"{result.validation_queries} validation queries of "
             f"random distinct tokens are answered exactly as the recovered model answers them")

@@ -50,6 +50,8 @@ _LAZY = {
     "learn_multi_head_noisy": "learners.p2.noisy",
     "learn_single_head_membership": "learners.p1.membership",
     "learn_transformer": "learners.transformer.one_layer",
+    "certify": "learners.design.certify",
+    "Certification": "learners.design.certify",
     "LearnResult": "learners.result",
     "parameter_error": "learners.result.compare",
     "MembershipOracle": "oracles.membership",

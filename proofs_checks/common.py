@@ -71,9 +71,12 @@ RUN_STATEMENT = ("consistency-and-genericity certificate of one exact learner ru
 def run_certificate(result, model=None) -> dict:
     """A stand-alone certificate of one exact run (``exactattn learn ... --certificate FILE``)
     that ``python -m proofs_checks.verify FILE`` checks (docs/design.md §8); for a
-    ``certify_unique=True`` run, the ``unique`` certificate of its answer fibre instead
-    (:mod:`.fibre_record`, docs/design.md §11)."""
-    if getattr(result, "uniqueness", None) is not None:
+    ``certify_unique=True`` run, the design certificate of Theorem A that made it unique
+    (docs/design.md §12) — or, for a P2 run with exactly H₀ heads (Lemma B), the run's own."""
+    uniqueness = getattr(result, "uniqueness", None)
+    if uniqueness is not None and uniqueness != "lemma-b":
+        if hasattr(uniqueness, "points"):           # Theorem A's design (exactattn.certify)
+            return design_certificate(uniqueness)
         from .fibre_record import unique_certificate
         return unique_certificate(result)
     from .certificates import FORMAT, VERSION
@@ -100,3 +103,31 @@ def same_canonical(model, recovered_heads) -> bool:
     keys = [(tuple(map(tuple, h.W)), tuple(h.v)) if hasattr(h, "W") else
             (tuple(map(tuple, h[0])), tuple(h[1])) for h in rec]
     return len(set(keys)) == len(keys) and canonical_set(model) == canonical_set(rec)
+
+
+DESIGN_STATEMENT = ("Theorem A: every model with at most H0 heads (real parameters) that gives "
+                    "M's answers on the moment-curve design (d single-token queries and n > "
+                    "γ + (L−1)β families of L−1 samples, L = H + H0) has M's canonical form")
+
+
+def design_record(c) -> dict:
+    """The ``design`` record of a :class:`~exactattn.learners.design.certify.Certification` that holds
+    (Theorem A, docs/design.md §12): the design's name, points and samples per family, H₀, M,
+    and the oracle's answers in the design's order.  The queries are not written: the checker rebuilds them
+    from the points."""
+    from exactattn.learners.design.moment_curve import DESIGN
+    from .certificates import element_json, rational
+    return {"kind": "design", "design": DESIGN, "dim": c.dim, "H0": c.heads_bound,
+            "points": [rational(p) for p in c.points],
+            "samples": c.samples, "model": heads_json(c.model.heads),
+            "answers": [element_json(a) for _, a in c.transcript]}
+
+
+def design_certificate(c) -> dict:
+    """A stand-alone certificate of one :func:`~exactattn.certify` that holds (claim
+    ``certify``), which ``python -m proofs_checks.verify FILE`` checks."""
+    from .certificates import FORMAT, VERSION
+    return {"format": FORMAT, "version": VERSION, "claim": "certify",
+            "reference": "Theorem A (docs/design.md §12)", "statement": DESIGN_STATEMENT,
+            "size": "full", "params": {"dim": c.dim, "H": c.heads, "H0": c.heads_bound},
+            "holds": True, "checks": [design_record(c)], "symbolic": []}

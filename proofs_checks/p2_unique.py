@@ -4,8 +4,8 @@ copy-count families.
 
 P2 proves recovery "with probability one" over the draw; P2-nonunique shows why not always:
 at every draw a two-head twin gives a one-head model's answers on the whole schedule.  Here,
-for each grid point (d, H, H₀), a random H-head model is learned with the bound H₀ and
-``certify_unique=True``: the P2 fibre (every canonical model with ≤ H₀ heads that gives the
+for each grid point (d, H, H₀), a random H-head model is learned with the bound H₀ and then
+the run's answer fibre is searched (:func:`~exactattn.learners.p2.unique.fibre_of_run`): the P2 fibre (every canonical model with ≤ H₀ heads that gives the
 schedule's answers) is computed and reported, extra families are asked until the fibre is
 one model, and that model must be the oracle's canonical form.  At the lemma's draw
 (d = 2, H₀ = 2, seed 3) both the one-head model and its twin are oracles: the same schedule
@@ -24,8 +24,8 @@ import random
 from exactattn.learners.multi_head import learn_multi_head
 from exactattn.learners.p2.recovery import draw_bases
 from exactattn.learners.p2.schedule import Schedule
-from exactattn.learners.p2.unique import (Uniqueness, compute_fibre, model_of,
-                                          schedule_order, transcript_families)
+from exactattn.learners.p2.unique import (Uniqueness, compute_fibre, model_of, schedule_order,
+                                          transcript_families, with_fibre)
 from exactattn.models.attention import MultiHeadAttention, random_head, random_multi_head
 from exactattn.oracles.oracle import Oracle
 
@@ -46,9 +46,12 @@ def _record(res, truth):
 
 
 def _unique_run(model, d, H0, seed, box=None):
+    """A P2 run with the bound H₀, made the one model of its answer fibre by extra families
+    (:func:`~exactattn.learners.p2.unique.with_fibre`)."""
     kw = {} if box is None else {"box": box}
-    return learn_multi_head(Oracle(model), d, heads_bound=H0, seed=seed, validate=0,
-                            certify_unique=True, **kw)
+    orc = Oracle(model)
+    res = learn_multi_head(orc, d, heads_bound=H0, seed=seed, validate=0, **kw)
+    return with_fibre(res, orc, random.Random(seed))
 
 
 def p2_fibre(res):

@@ -10,7 +10,7 @@ import pytest
 from conftest import verify_once
 
 from proofs_checks.checker import Rejected, verify
-from proofs_checks.checker.claims import CLAIMS, MONTE_CARLO, SIZES
+from proofs_checks.checker.claims import CLAIMS, MONTE_CARLO, SIZES, USER_CLAIMS
 from proofs_checks.certificates import new_certificate
 from proofs_checks.registry import claims
 
@@ -19,7 +19,7 @@ def test_the_checkers_sizes_are_the_librarys():
     """Every claim with a certificate: the checker's quick and full parameters are exactly
     what the library's claim writes at those sizes (a test, so the two copies cannot drift)."""
     with_cert = {cid for cid, (_, _, kinds) in CLAIMS.items()
-                 if kinds and cid not in ("run", "unique")}
+                 if kinds and cid not in USER_CLAIMS}
     lib = {c.id: c for c in claims()}
     assert with_cert == set(SIZES)
     for cid in with_cert:

@@ -1,15 +1,18 @@
 """The stdlib checker of ``fibre`` records (claim ``unique``; beyond P2, answer fibres;
-docs/design.md §11): certificates of ``certify_unique=True`` runs are accepted, and every
+docs/design.md §11): certificates of runs made the one model of their answer fibre
+(:func:`~exactattn.learners.p2.unique.with_fibre`) are accepted, and every
 forgery — of the tree, a witness, a piece, the transcript, a family function or the verdict —
 is rejected."""
 
 import copy
 import json
+import random
 from fractions import Fraction
 
 import pytest
 
 from exactattn import Oracle, learn_multi_head
+from exactattn.learners.p2.unique import with_fibre
 from exactattn.models.attention import random_multi_head
 from proofs_checks.certificates import heads_json
 from proofs_checks.checker import Rejected, verify
@@ -26,8 +29,9 @@ def certs():
     out = {}
     for d, H, H0 in CASES:
         model = random_multi_head(d, H, seed=1, kind="rational")
-        res = learn_multi_head(Oracle(model), d, heads_bound=H0, seed=1, validate=0,
-                               certify_unique=True)
+        orc = Oracle(model)
+        res = with_fibre(learn_multi_head(orc, d, heads_bound=H0, seed=1, validate=0), orc,
+                         random.Random(1))
         out[(d, H, H0)] = (json.loads(json.dumps(run_certificate(res, model))), model)
     return out
 
@@ -42,8 +46,9 @@ def twin():
     head = random_head(2, seed=3)
     U, X = draw_bases(3, 2, 1000)
     two = two_head_twin(head.W, head.v, U, X)
-    res = learn_multi_head(Oracle(two), 2, heads_bound=2, seed=3, box=1000, validate=0,
-                           certify_unique=True)
+    orc = Oracle(two)
+    res = with_fibre(learn_multi_head(orc, 2, heads_bound=2, seed=3, box=1000, validate=0), orc,
+                     random.Random(3))
     return json.loads(json.dumps(run_certificate(res))), MultiHeadAttention([head]), two
 
 

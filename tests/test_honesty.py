@@ -276,11 +276,14 @@ def test_exact_p2_statement_and_the_degree_bound():
     from exactattn.analysis.genericity import (bad_set_polynomials, distinct_factors,
                                                total_degree)
     m = ea.random_multi_head(2, 2, seed=1)
-    res = learn_multi_head(ea.Oracle(m), 2, heads=2, seed=0)
-    D = genericity.degree_bound(2, 2)
+    res = learn_multi_head(ea.Oracle(m), 2, heads_bound=3, seed=0)
+    D = genericity.degree_bound(2, 3)
     assert f"D/|S| = {D}/2001" in res.proves and "generic for it" in res.proves
     heads = [(h.W, h.v) for h in m.canonical().heads]
     assert total_degree(distinct_factors(bad_set_polynomials(heads, 2))[0]) <= D
+    # with exactly H0 heads no probability is involved: Lemma B
+    exact = learn_multi_head(ea.Oracle(m), 2, heads=2, seed=0)
+    assert "Lemma B" in exact.proves and "D/|S|" not in exact.proves
 
 
 def test_a_draw_that_is_not_generic_is_said_so():

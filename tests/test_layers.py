@@ -21,7 +21,7 @@ LAYERS = ["errors", "_env", "files", "arith", "models", "oracles", "adapters", "
 RANK = {name: (0 if name in ("errors", "_env", "files") else LAYERS.index(name) - 2)
         for name in LAYERS}
 #: the sub-layers of learners, bottom to top (docs/design.md §6)
-LEARNER_LAYERS = ["result", "p1", "p2", "beyond", "multi_head", "transformer"]
+LEARNER_LAYERS = ["result", "p1", "p2", "design", "beyond", "multi_head", "transformer"]
 
 
 def _module(path: Path) -> str:

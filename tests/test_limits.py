@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import random
 from fractions import Fraction
 
 import pytest
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 import exactattn as ea
 from exactattn.arith.numbers import exact_fraction
 from exactattn.learners.p2 import fibre
+from exactattn.learners.p2.unique import with_fibre
 from exactattn.learners.result.compare import _short
 from exactattn.learners.result.precision import (OraclePrecision, approximate_tolerances,
                                                  decimal_digits, shown_eta)
@@ -65,9 +67,10 @@ def test_an_mp_run_at_400_digits_certifies(variant):
 def test_the_fibre_search_stops_at_its_row_operation_budget(monkeypatch):
     model = ea.random_multi_head(2, 1, seed=0)
     monkeypatch.setattr(fibre, "MAX_ROW_OPS", 2000)
+    orc = ea.Oracle(model, backend="exact")
+    res = ea.learn_multi_head(orc, 2, heads_bound=2, seed=0)
     with pytest.raises(fibre.FibreTooLarge, match="2,000 row operations"):
-        ea.learn_multi_head(ea.Oracle(model, backend="exact"), 2, heads_bound=2, seed=0,
-                            certify_unique=True)
+        with_fibre(res, orc, random.Random(0))
 
 
 def test_the_row_operations_count_the_eliminations():
@@ -154,10 +157,11 @@ def test_the_checker_with_its_output_closed_exits_141_not_0(monkeypatch, capsys)
 @pytest.mark.slow
 def test_a_fibre_certificate_at_d_8_is_read_by_the_checker(tmp_path):
     # 127 schedule families nest 254 levels: the checker's depth bound must admit them
-    path = tmp_path / "u.json"
-    proc = run_cli(["learn", "multi-head", "--dim", "8", "--heads", "4", "--certify-unique",
-                    "--certificate", str(path), "--quiet", "--validate", "0"], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    from proofs_checks.verify import verify_file
-    (line,) = verify_file(str(path))
+    from proofs_checks.common import run_certificate
+    from proofs_checks.verify import verify_bytes
+    model = ea.random_multi_head(8, 4, seed=0)
+    orc = ea.Oracle(model)
+    res = with_fibre(ea.learn_multi_head(orc, 8, heads=4, seed=0, validate=0), orc,
+                     random.Random(0))
+    (line,) = verify_bytes(json.dumps(run_certificate(res)).encode())
     assert line.startswith("fibre d=8 H0=4:") and "final fibre 1 point" in line

@@ -86,13 +86,14 @@ def register(sub):
                         "to 4H0+4, up to 6 distinct tokens), counted apart "
                         "(default 2H0+2; 0: the bare schedule)")
     p.add_argument("--certify-unique", action="store_true",
-                   help="multi-head, exact, P2 schedule: compute the answer fibre (every model "
-                        "with ≤ H0 heads giving these answers) and ask extra copy-count "
-                        "families until it is one model; the extra queries are counted apart "
-                        "(docs/design.md §11)")
+                   help="multi-head, exact: prove that every oracle with ≤ H0 heads giving "
+                        "the answers is the learned model — no extra query for a P2 run "
+                        "with exactly H0 heads (Lemma B), else Theorem A's design, counted "
+                        "apart (docs/design.md §12); with --certificate, its certificate")
     p.add_argument("--unique-families", type=positive_int, default=None, metavar="N",
-                   help="with --certify-unique: at most N extra families (default d² + 4; "
-                        "with --certificate at most 16, what the checker reads)")
+                   help="with --certify-unique on the P2 schedule: at most N extra families "
+                        "for the answer-fibre search that finds the oracle when the learned "
+                        "model is not it (default d² + 4)")
     p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="per-query timeout of the oracle: a query not answered in time is the "
                         "named failure oracle-timeout")
@@ -198,14 +199,14 @@ def _check_args(a):
         raise ValueError(f"--certificate and --save name the same file {a.save}: the second "
                          f"write would replace the first; give two paths")
     if (a.certify_unique or a.unique_families is not None) and (
-            a.variant != "multi-head" or a.backend != "exact" or
-            a.schedule not in (None, "p2")):
-        raise ValueError("--certify-unique applies to multi-head on the exact backend with the "
-                         "P2 schedule")
-    if a.unique_families is not None and not a.certify_unique:
-        raise ValueError("--unique-families needs --certify-unique")
+            a.variant != "multi-head" or a.backend != "exact"):
+        raise ValueError("--certify-unique applies to multi-head on the exact backend")
+    if a.unique_families is not None and (not a.certify_unique or
+                                          a.schedule not in (None, "p2")):
+        raise ValueError("--unique-families needs --certify-unique and the P2 schedule (it "
+                         "bounds the answer-fibre search)")
     if a.certify_unique and a.certificate is not None:
-        _fit_fibre_certificate(a)
+        _fit_design_certificate(a)
     if a.holdout is not None and a.variant != "single-head":
         raise ValueError("--holdout applies to single-head only")
     if low:
@@ -237,22 +238,16 @@ def _work(a) -> int:
     return p2_work(d, H, a.heads_bound or H, K, a.validate, a.variant == "transformer")
 
 
-def _fit_fibre_certificate(a):
-    """A fibre certificate is read by the checker up to its limits (d, H₀, extra families:
-    proofs_checks/checker/fibre.py): refuse a run whose certificate it could not read, and
-    cap the extra families at its limit (ValueError → exit status 2)."""
-    from proofs_checks.checker.fibre import MAX_DIM, MAX_EXTRA, MAX_H0
-    from ..learners.p2.unique import default_families
-    H0 = a.heads_bound or a.heads
+def _fit_design_certificate(a):
+    """A design certificate is read by the checker up to its limits (d, H₀:
+    proofs_checks/checker/design.py): refuse a run whose certificate it could not read
+    (ValueError → exit status 2)."""
+    from proofs_checks.checker.design import MAX_DIM, MAX_H0
+    H0 = a.heads_bound or a.heads or 1
     if a.dim > MAX_DIM or H0 > MAX_H0:
-        raise ValueError(f"--certify-unique --certificate: the checker reads fibre "
+        raise ValueError(f"--certify-unique --certificate: the checker reads design "
                          f"certificates up to d = {MAX_DIM} and H0 = {MAX_H0}, not d = {a.dim}, "
                          f"H0 = {H0}; drop --certificate or use smaller sizes")
-    if a.unique_families is not None and a.unique_families > MAX_EXTRA:
-        raise ValueError(f"--unique-families {a.unique_families} with --certificate: the "
-                         f"checker reads at most {MAX_EXTRA} extra families")
-    if a.unique_families is None:
-        a.unique_families = min(default_families(a.dim), MAX_EXTRA)
 
 
 def _check_work(a):
@@ -417,6 +412,7 @@ def run(a):
     if getattr(result, "uniqueness", None) is not None:
         out["unique_queries"] = result.unique_queries
         out["certified_unique"] = True
+        out["unique_by"] = "Lemma B" if result.uniqueness == "lemma-b" else "Theorem A"
     if result.algorithm == "multi-head-low-rank":
         out["ranks"] = result.extra.get("ranks")
     if result.algorithm == "low-rank":

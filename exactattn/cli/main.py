@@ -11,7 +11,7 @@ import sys
 from .. import __version__
 from ..errors import ExactAttnError, LearningFailure
 
-COMMANDS = ("model", "eval", "learn", "counts", "check", "noise", "demo", "sweep")
+COMMANDS = ("model", "eval", "learn", "certify", "counts", "check", "noise", "demo", "sweep")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -75,17 +75,21 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     result proves (:mod:`.proves`).  An Oracle's ``budget`` must cover the published count
     and the validation queries: refused (BudgetExceeded) before the first query.
 
-    ``certify_unique=True`` (exact backend, P2 schedule; beyond P2, docs/design.md §11):
-    after the schedule, the transcript's *answer fibre* — every canonical model with at most
-    H₀ heads that gives these answers — is computed exactly, and extra copy-count families
-    (2H₀ queries each, at most ``unique_families``, default d² + 4) are asked until it is one
-    model.  The result is then that model, with no probability and no genericity theorem
-    involved (it is the oracle itself when the oracle has ≤ H₀ heads; a twin that the
-    schedule could not tell from the learner's model is found and returned);
-    ``result.unique_queries`` counts the extra queries apart, ``result.uniqueness`` holds the
-    fibre.  NotUnique (``not-unique``) when the families run out, FibreTooLarge
-    (``fibre-too-large``) when the search passes its node budget, OutOfClass when no model
-    with ≤ H₀ heads gives the answers.
+    ``certify_unique=True`` (exact backend, every schedule): after the schedule, Theorem A's
+    moment-curve design (:func:`~exactattn.certify`, docs/design.md §12) is asked and every
+    answer compared with the learned model's exactly; when all agree, every oracle with at
+    most H₀ heads that gives these answers is that model — no probability, no genericity
+    theorem, no search.  A P2 run that finds exactly H₀ canonical heads needs no extra query:
+    its own answers fix the model (Lemma B, docs/evidence.md §2b).  When a design answer
+    differs, the learner's model is not the oracle (a twin the schedule could not tell
+    apart): on the P2 schedule the transcript's answer fibre (docs/design.md §11) is then
+    searched with extra copy-count families (at most ``unique_families``, default d² + 4) for
+    the model that gives every answer, which is returned and certified by the design in
+    turn.  ``result.unique_queries`` counts the extra queries apart, ``result.uniqueness``
+    holds the :class:`~exactattn.learners.design.certify.Certification` (or, for Lemma B, the string
+    "lemma-b").  NotUnique (``not-unique``) when no model is found, FibreTooLarge
+    (``fibre-too-large``) when the fibre search passes its node budget, OutOfClass when no
+    model with ≤ H₀ heads gives the answers.
     """
     if rank is not None and schedule == "p2":
         schedule = "low-rank"
@@ -94,9 +98,6 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
         raise ValueError(f"rank must be an integer in 0..{dim}, got {rank!r}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-    if certify_unique and schedule != "p2":
-        raise ValueError(f"certify_unique needs the P2 schedule (schedule='p2'), not "
-                         f"schedule='{schedule}'")
     if schedule in ("economy", "low-rank") and heads is None:
         raise ValueError(f"schedule='{schedule}' needs heads=H; with only heads_bound=H0 use "
                          "schedule='adaptive'")
@@ -168,7 +169,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
             result.notes.append(f"heads={heads} is known, so the schedule used H0 = {heads}; "
                                 f"heads_bound={heads_bound} was not used")
         if certify_unique:
-            _certify_unique(result, orc, H0, rng, unique_families, progress)
+            _certify_unique(result, orc, H0, rng, unique_families, progress, schedule, force)
         _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress, force)
         return result
 
@@ -211,35 +212,58 @@ def _families(n: int) -> str:
     return f"{n} extra copy-count famil{'y' if n == 1 else 'ies'}"
 
 
-def _certify_unique(result, orc, H0, rng, families, progress):
-    """Shrink the transcript's answer fibre to one model (:mod:`.p2.unique`) and make the
-    result that model; the extra queries are counted apart (``result.unique_queries``)."""
-    from .p2.unique import certify_unique, default_families, prefetch_families
-    U, X = result.extra["U"], result.extra["X"]
-    answers = [a for _, a in result.transcript]
-    try:
-        limit = default_families(result.dim) if families is None else families
-        u = certify_unique(orc, Schedule(U, X, H0), answers, random.Random(rng.getrandbits(64)),
-                           max_families=limit, progress=progress,
-                           prefetch=prefetch_families(result.dim, len(result.heads), H0, limit))
-    except LearningFailure as e:
-        for key in ("U", "X"):
-            e.details.setdefault(key, result.extra.get(key))
-        raise
-    result.uniqueness, result.unique_queries = u, u.extra_queries
+def _certify_unique(result, orc, H0, rng, families, progress, schedule, force=False):
+    """Make the result "the oracle is M": Lemma B for a P2 run with exactly H₀ heads, else
+    Theorem A's design (:func:`~exactattn.certify`), with the P2 answer fibre searched for the
+    oracle when the learner's model is not it; extra queries counted apart."""
+    if schedule == "p2" and len(result.heads) == H0:
+        result.uniqueness, result.unique_queries = "lemma-b", 0
+        result.notes.append(f"certified unique with no extra query: the run found exactly "
+                            f"H0 = {H0} canonical heads, so every model with ≤ {H0} heads "
+                            f"giving these answers is this one (Lemma B)")
+        return
+    from .design.certify import certify
+    from .p2.unique import NotUnique
+    before = orc.spent
+    c = certify(orc, result.model, heads_bound=H0, force=force, progress=progress)
+    searched = 0
+    if not c.holds and schedule == "p2":
+        first = c
+        searched = c.queries + _fibre_model(result, orc, H0, rng, families, progress)
+        if result.model.first_disagreement(first.transcript) is not None:
+            raise OutOfClass(f"design query {first.mismatch} of Theorem A is answered as "
+                             f"neither the learned model nor the answer fibre's model "
+                             f"answers it: no model with ≤ {H0} heads gives all the answers",
+                             U=result.extra.get("U"), X=result.extra.get("X"))
+        c = certify(orc, result.model, heads_bound=H0, force=force, progress=progress)
+    if not c.holds:
+        raise NotUnique(f"the learned model is not the oracle: design query {c.mismatch} "
+                        f"of Theorem A (length {len(c.mismatch_query)}) is answered "
+                        f"differently; the schedule's answers do not fix the model",
+                        U=result.extra.get("U"), X=result.extra.get("X"))
+    result.uniqueness, result.unique_queries = c, orc.spent - before
+    found = (f", after {searched} that showed the learned model was not the oracle and found "
+             f"it" if searched else "")
+    result.notes.append(
+        f"certified unique: every model with ≤ {H0} heads that gives these answers is this "
+        f"one (Theorem A: {c.queries} design queries beyond the schedule{found})")
+
+
+def _fibre_model(result, orc, H0, rng, families, progress) -> int:
+    """The model of a P2 transcript's answer fibre (:func:`.p2.unique.fibre_of_run`), made the
+    result's when the learner's model was not the oracle; returns the extra queries asked."""
+    from .p2.unique import fibre_of_run
+    u = fibre_of_run(result, orc, random.Random(rng.getrandbits(64)), families, progress)
     from ..models.attention import AttentionHead, MultiHeadAttention
     fibre_model = MultiHeadAttention([AttentionHead(W, v) for W, v in u.heads], dim=result.dim)
     if fibre_model.head_set() != result.model.head_set():
         result.notes.append(
             f"the schedule's answers did not fix the model: the learner's {len(result.heads)}-"
-            f"head model and a {len(u.heads)}-head model both give them; the "
-            f"{u.extra_queries} extra queries fixed the {len(u.heads)}-head one, returned")
+            f"head model and a {len(u.heads)}-head model both give them; the answer fibre "
+            f"({_families(len(u.extra_families))} beyond the schedule) holds only the "
+            f"{len(u.heads)}-head one, returned")
         result.heads = fibre_model.heads
-    result.notes.append(
-        f"certified unique: every model with ≤ {H0} heads that gives these "
-        f"{result.queries + u.extra_queries} answers is this one ({u.extra_queries} queries "
-        f"beyond the schedule, {_families(len(u.extra_families))}; fibre "
-        f"search {u.fibre.nodes} nodes)")
+    return u.extra_queries
 
 
 #: failures that a fresh draw cannot cure (never resampled): resources, and an oracle shown
@@ -269,11 +293,11 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force
 
 
 def _statement(result, H0, schedule, box):
-    """The exact statement of the schedule's own genericity module, or of the answer fibre
-    when uniqueness was certified."""
-    if result.uniqueness is not None:
-        from .p2.unique import statement
-        return statement(result, H0)
+    """The exact statement of the schedule's own genericity module, or of Theorem A's design
+    when uniqueness was certified by it (Lemma B is stated by the P2 genericity module)."""
+    if result.uniqueness is not None and result.uniqueness != "lemma-b":
+        return (f"the recovered model reproduces all {result.queries} schedule answers exactly "
+                f"in Q(t); {result.uniqueness.proves}")
     if schedule == "p2":
         from .p2.genericity import statement
         return statement(result, Schedule(result.extra["U"], result.extra["X"], H0), box)

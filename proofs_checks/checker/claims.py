@@ -119,8 +119,24 @@ CLAIMS = {
                "heads that gives the transcript's answers is the recovered model (the answer "
                "fibre, re-derived from the transcript)",
                {"fibre"}),
+    "design-unique": ("beyond the papers: Theorem A",
+                      "every oracle with ≤ H0 heads that gives M's answers on the moment-curve "
+                      "design ((L−1)(d²−1)+d families of L−1 samples, L = H + H0, and d "
+                      "single-token queries) is M: the result of every schedule certified in "
+                      "polynomial time, the lemma's twin returned as itself",
+                      {"design"}),
+    # a user's own `exactattn certify --certificate FILE` (Theorem A, docs/design.md §12)
+    "certify": ("Theorem A (docs/design.md §12)",
+                "Theorem A: every model with at most H0 heads (real parameters) that gives M's "
+                "answers on the moment-curve design (d single-token queries and n > γ + (L−1)β "
+                "families of L−1 samples, L = H + H0) has M's canonical form",
+                {"design"}),
 }
 
+
+#: the claims of a user's own certificate (`learn --certificate`, `learn --certify-unique
+#: --certificate`, `certify --certificate`): no registered claim, no sizes
+USER_CLAIMS = ("run", "unique", "certify")
 
 #: the checker's own copy of every claim's sizes, as its certificate records them (the claim's
 #: quick and full parameters without seeds): a certificate must carry exactly the parameters of
@@ -157,6 +173,15 @@ SIZES = {
                                       [2, 3, 3], [3, 1, 2], [3, 2, 2], [3, 3, 3]],
                            "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
                            "prob1 d,H,draws": [[1, 3, 50], [2, 2, 50], [2, 3, 50]]}},
+    "design-unique": {"quick": {"d,H,H0": [[2, 1, 2], [3, 1, 3], [3, 2, 3], [4, 2, 3]],
+                                "schedules": ["p2", "economy", "adaptive"],
+                                "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
+                                "search d,H,H0": [[2, 1, 2]]},
+                      "full": {"d,H,H0": [[2, 1, 2], [2, 1, 3], [3, 1, 3], [3, 2, 3], [4, 2, 3],
+                                          [4, 3, 5], [8, 2, 4], [8, 4, 6]],
+                               "schedules": ["p2", "economy", "adaptive"],
+                               "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
+                               "search d,H,H0": [[1, 1, 3], [2, 1, 2], [2, 2, 3]]}},
     "P1-T6.1": {"quick": {"d": [2, 3], "taus": "1e-4,1e-8,1e-12,1e-16",
                           "modes": ["adversarial", "random", "worst-case"], "dps": 40},
                 "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
@@ -200,7 +225,7 @@ def check_size(cid, size, params):
     """The certificate's parameters are exactly those of the size it is labelled with."""
     table = SIZES.get(cid)
     if table is None:
-        require(cid in ("run", "unique"), f"{cid}: the checker has no sizes for this claim")
+        require(cid in USER_CLAIMS, f"{cid}: the checker has no sizes for this claim")
         return
     require(size in table, f"size must be one of {sorted(table)}")
     require(same_json(params, table[size]), f"params are not the {size} sizes of {cid} "
@@ -457,6 +482,36 @@ def params_unique(p, checks):
             p["dim"] == checks[0].get("dim"), "params: expected {learner: multi-head, dim}")
 
 
+def params_certify(p, checks):
+    """A stand-alone design certificate: one design record; params are its d, H₀ and the
+    canonical head count H of its M (counted on the canonical form, as the record's check)."""
+    require(len(checks) == 1 and checks[0].get("kind") == "design",
+            "params: exactly one design record")
+    rec = checks[0]
+    require(set(p) == {"dim", "H", "H0"} and p["dim"] == rec.get("dim") and
+            p["H0"] == rec.get("H0"), "params: expected {dim, H, H0} of the design record")
+    model = heads(rec.get("model"), p["dim"], "design.model")
+    require(p["H"] == len(canonical(model)),
+            "params: H is not the number of canonical heads of the design's M")
+
+
+def params_design_unique(p, checks):
+    """One design record per grid point (d, H, H0), in order, then the lemma's two (d = 2,
+    H0 = 2: the one-head model and its two-head twin, different true models); every record
+    carries its true model (whose canonical form the record's check compares with M)."""
+    grid = [tuple(g) for g in p["d,H,H0"]]
+    d, H0, _ = p["lemma d,H0,box"]
+    recs = _of(checks, "design")
+    require(len(recs) == len(checks), "params: design-unique holds design records only")
+    got = [(r.get("dim"), len(canonical(heads(r.get("model"), r.get("dim"), "design.model"))),
+            r.get("H0")) for r in recs]
+    require(got == grid + [(d, 1, H0), (d, 2, H0)], f"params: the design records do not "
+            f"cover the grid {grid} and the lemma's two, once each, in order")
+    require(all("truth" in r for r in recs), "params: every design record needs its true model")
+    require(recs[-1]["truth"] != recs[-2]["truth"], "params: the lemma's two true models are "
+            "the same model")
+
+
 def params_p2_unique(p, checks):
     """One fibre record per grid point (d, H, H0) with an H-head true model, certified unique;
     then the lemma's two (the one-head model and its two-head twin: the same schedule answers,
@@ -485,7 +540,8 @@ def params_p2_unique(p, checks):
             "answers (equal in Q(t))")
 
 
-PARAMS = {"run": params_run, "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
+PARAMS = {"run": params_run, "certify": params_certify, "design-unique": params_design_unique,
+          "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
           "P2-prob1": params_p2_prob1, "P2-canonical": params_p2_canonical,

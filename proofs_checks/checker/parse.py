@@ -18,7 +18,9 @@ MAX_BYTES = 64 * 1024 * 1024
 #: a fibre tree nests two levels per copy-count family: at d ≤ 8, 2d² − 1 = 127 schedule
 #: families and at most 16 extra ones, 143 levels, 291 with the record around them
 MAX_DEPTH = 320
-MAX_INT_DIGITS = 40
+#: an integer literal (an exponent k = L·score): a design certificate's exponents grow as
+#: λ^(d²−1), about 860 digits at d = 16 (docs/design.md §12)
+MAX_INT_DIGITS = 1200
 MAX_RATIONAL_CHARS = 4000
 
 

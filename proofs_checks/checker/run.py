@@ -18,7 +18,8 @@ Dispatch: :data:`LEARNERS` maps the ``learner`` field to a module exposing ``NAM
 ``PARAMS`` (required parameter fields), ``VECTORS`` (required vector fields),
 ``read(dim, params, vectors)`` → a parsed run description with an upper bound on the number
 of queries, ``schedule(run, recovered)`` → the list of queries, ``genericity(run, recovered)``
-→ the list of conditions confirmed (raising Rejected if one fails), and ``PROVES``.  A new
+→ the list of conditions confirmed (raising Rejected if one fails), and ``PROVES`` (or
+``proves(run, recovered)`` where what is proved depends on the run: Lemma B).  A new
 learner adds one module and one line here (the economy and adaptive schedules share one module,
 :mod:`.run_economy`, through one object per variant; the multi-head low-rank schedule is
 :mod:`.run_multi_low_rank`).  :func:`rebuild` is the part that needs no answer: the
@@ -109,7 +110,8 @@ def check_run(c, checks=()):
     return (f"run {name} d={dim} {mod.describe(run)}: transcript = the schedule rebuilt from "
             f"the recorded vectors ({len(expected)} queries, max length {longest}); "
             f"{len(expected)} answers re-checked exactly in Q(t){truth}; generic for the "
-            f"recovered model: {', '.join(conditions)} — {mod.PROVES}")
+            f"recovered model: {', '.join(conditions)} — "
+            f"{mod.proves(run, rec) if hasattr(mod, 'proves') else mod.PROVES}")
 
 
 def run_of(checks, k, where):

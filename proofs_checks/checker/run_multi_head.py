@@ -16,12 +16,22 @@ NAME = "multi-head"
 PARAMS = ("H0",)
 VECTORS = ("U", "X")
 MAX_H0 = 8
-#: what a multi-head run record rests on and does not check (named in every PROVES string)
+#: what a multi-head run record with fewer heads than H0 rests on and does not check
 ASSUMED = ("; the step from 'generic at the recovered model' to this is Theorem 1 of "
-           "docs/evidence.md, a proof sketch assumed here, not checked — a fibre certificate "
-           "(docs/design.md §11) proves uniqueness without it")
+           "docs/evidence.md, a proof sketch assumed here, not checked — twins with more "
+           "heads can give these answers at every draw, and a design certificate (Theorem A, "
+           "docs/design.md §12) decides whether the oracle is this model")
 PROVES = ("the learner maps these answers to this model; any oracle with ≤ H0 heads giving "
           "the same answers is this model or has this draw in its own bad set" + ASSUMED)
+#: what a run record with exactly H0 canonical heads proves (Lemma B, docs/evidence.md §2b)
+PROVES_LEMMA_B = ("every model with ≤ H0 heads (real parameters) that gives these answers is "
+                  "this model (Lemma B: H0 separated visible poles in every family, the "
+                  "matchings tied by score additivity, all checked above)")
+
+
+def proves(run, recovered):
+    """Lemma B when the run found exactly H₀ canonical heads, else :data:`PROVES`."""
+    return PROVES_LEMMA_B if len(recovered) == run["H0"] else PROVES
 
 #: the checker's copy of the schedule structure (1-based indices; see exactattn's schedule)
 STRUCTURE = {

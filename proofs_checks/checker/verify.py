@@ -6,7 +6,7 @@ Kinds and their modules (one module per kind; a new kind adds one line to :data:
 ``rational-form`` (:mod:`.copy_count`), ``determinant`` (:mod:`.determinant`), ``bad-set``
 (:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`), ``floor`` (:mod:`.floor`),
 ``economy-count`` (:mod:`.economy_count`), ``economy-prob1`` (:mod:`.economy_prob1`),
-``fibre`` (:mod:`.fibre`).
+``fibre`` (:mod:`.fibre`), ``design`` (:mod:`.design`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .claims import AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_sy
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
 from .decoder import check_causal_count, check_causal_twin
+from .design import check_design
 from .determinant import check_determinant
 from .economy_count import check_economy_count
 from .economy_prob1 import check_economy_prob1
@@ -46,6 +47,7 @@ KINDS = {
     "economy-count": check_economy_count,
     "economy-prob1": check_economy_prob1,
     "fibre": check_fibre,
+    "design": check_design,
     "noisy-single-head": check_noisy_single_head,
     "noisy-multi-head": check_noisy_multi_head,
     "transformer": check_transformer,

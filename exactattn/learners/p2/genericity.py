@@ -135,8 +135,16 @@ def statement(result, schedule, box) -> str:
             f"S = {{−{box}…{box}}} (D ≤ {D}, Schwartz–Zippel), 0 for continuous draws"
             if bound < 1 else
             f"the Schwartz–Zippel bound D/|S| = {D}/{size} ≥ 1 says nothing at this box")
-    return (f"{head} and the draw (U, X) is generic for it (det U ≠ 0, det X ≠ 0, separated "
-            f"poles, visible heads, unique matching): the learner maps these answers to this "
-            f"model, so any oracle with ≤ {H0} heads giving the same answers is this model or "
-            f"has this draw in its own bad set (Theorem 1 of docs/evidence.md, a proof "
-            f"sketch, assumed; certify_unique proves uniqueness without it); {prob}")
+    generic = (f"{head} and the draw (U, X) is generic for it (det U ≠ 0, det X ≠ 0, "
+               f"separated poles, visible heads, unique matching)")
+    if len(heads) == H0:
+        return (f"{generic}: every model with ≤ {H0} heads (real parameters) that gives these "
+                f"answers is this model (Lemma B of docs/evidence.md: {H0} separated visible "
+                f"poles in every family, the matchings tied by score additivity) — no "
+                f"probability involved")
+    return (f"{generic}: the learner maps these answers to this model, so any oracle with "
+            f"≤ {H0} heads giving the same answers is this model or has this draw in its own "
+            f"bad set (Theorem 1 of docs/evidence.md, a proof sketch, assumed); with fewer "
+            f"heads than H0 a twin can give the same answers at every draw (claim "
+            f"P2-nonunique), and certify (Theorem A) decides whether the oracle is this "
+            f"model; {prob}")

@@ -21,8 +21,10 @@ from fractions import Fraction
 from ...errors import LearningFailure, OutOfClass
 from .family_function import family_queries, read_family
 from .fibre import MAX_NODES, compute_fibre
+from .schedule import Schedule
 
-__all__ = ["transcript_families", "certify_unique", "Uniqueness", "NotUnique",
+__all__ = ["transcript_families", "certify_unique", "fibre_of_run", "with_fibre", "Uniqueness",
+           "NotUnique",
            "schedule_order", "model_of", "statement", "default_families", "prefetch_families"]
 
 
@@ -226,3 +228,33 @@ def statement(result, H0: int) -> str:
             f"rational function equal in Q(t), an exhaustive labelling search of "
             f"{u.fibre.nodes} nodes), is this one point — no genericity theorem and no "
             f"probability are used")
+
+
+def fibre_of_run(result, orc, rng: random.Random, max_families=None, progress=None):
+    """:func:`certify_unique` for a P2 :class:`~exactattn.learners.result.LearnResult`: the
+    fibre of its schedule answers shrunk to one model with extra families (at most
+    ``max_families``, default :func:`default_families`) asked of ``orc``; the result is not
+    changed.  A failure carries the run's bases."""
+    ex = result.extra
+    limit = default_families(result.dim) if max_families is None else max_families
+    try:
+        return certify_unique(orc, Schedule(ex["U"], ex["X"], ex["H0"]),
+                              [a for _, a in result.transcript], rng, max_families=limit,
+                              progress=progress,
+                              prefetch=prefetch_families(result.dim, len(result.heads),
+                                                         ex["H0"], limit))
+    except LearningFailure as e:
+        for key in ("U", "X"):
+            e.details.setdefault(key, ex.get(key))
+        raise
+
+
+def with_fibre(result, orc, rng: random.Random, max_families=None, progress=None):
+    """``result`` made the one model of its answer fibre (:func:`fibre_of_run`): its heads
+    the fibre's model, ``uniqueness`` the :class:`Uniqueness` (a ``fibre`` certificate,
+    docs/design.md §11), ``unique_queries`` the extra queries; returns ``result``."""
+    from ...models.attention import AttentionHead
+    u = fibre_of_run(result, orc, rng, max_families, progress)
+    result.uniqueness, result.unique_queries = u, u.extra_queries
+    result.heads = [AttentionHead(W, v) for W, v in u.heads]
+    return result

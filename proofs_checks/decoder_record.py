@@ -54,3 +54,26 @@ def learned(d, H, seed, slopes=None, residual=False, matching="p2"):
     result = learn_causal(Oracle(model), d, heads=H, slopes=slopes, residual=residual,
                           seed=seed, matching=matching)
     return result, model
+
+
+#: the statement of a user's causal design certificate (claim ``causal-certify``)
+CAUSAL_DESIGN_STATEMENT = (
+    "Theorem A for decoder oracles: every causal model with at most H0 heads (and M's slope "
+    "and read-out) that gives M's outputs on the d single-token queries and one causal query "
+    "per moment-curve family (n > γ + (L−1)β, L = H + H0) has M's canonical form")
+
+
+def causal_design_record(c) -> dict:
+    """The ``causal-design`` record of a CausalCertification that holds."""
+    M = c.model
+    return {"kind": "causal-design", "design": "moment-curve", "dim": c.dim, "H0": c.heads_bound,
+            "points": [rational(p) for p in c.points], "length": c.max_length,
+            "model": causal_model_json(M),
+            "answers": [[element_json(a) for a in ans] for _, ans in c.transcript]}
+
+
+def causal_design_certificate(c) -> dict:
+    return {"format": FORMAT, "version": VERSION, "claim": "causal-certify",
+            "reference": "Theorem A (docs/decoders.md §6)", "statement": CAUSAL_DESIGN_STATEMENT,
+            "size": "full", "params": {"dim": c.dim, "H": c.heads, "H0": c.heads_bound},
+            "holds": True, "checks": [causal_design_record(c)], "symbolic": []}

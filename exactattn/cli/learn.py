@@ -352,8 +352,9 @@ def run(a):
     if a.variant == "causal":                   # decoder oracles: docs/decoders.md
         from .learn_causal import run_causal
         return run_causal(a)
-    if a.alibi is not None or a.residual:
-        raise ValueError("--alibi and --residual apply to 'learn causal' only")
+    if a.alibi is not None or a.residual or a.design_certificate is not None:
+        raise ValueError("--alibi, --residual and --design-certificate apply to 'learn "
+                         "causal' only")
     from ..arith import get_backend
     from ..errors import LearningFailure
     from ..learners.result.compare import default_tolerance, parameter_error

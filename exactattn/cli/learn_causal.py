@@ -1,5 +1,6 @@
-"""`exactattn learn causal --dim D --heads H [--alibi SLOPES] [--residual] [--schedule
-p2|economy] [--model FILE] [--certificate FILE] [--json]` (docs/decoders.md): a seeded random causal model (or the one in
+"""`exactattn learn causal --dim D --heads H [--heads-bound H0] [--alibi SLOPES] [--residual]
+[--schedule p2|economy] [--model FILE] [--certificate FILE] [--design-certificate FILE]
+[--json]` (docs/decoders.md): a seeded random causal model (or the one in
 FILE) behind a no-peek oracle that answers every position, learned exactly; the report gives
 the query count beside P2's on the same model, the outputs read, and exact canonical equality.
 Exact backend.  Bad arguments exit 2; a named failure exits 1."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import dump
+from ._common import dump, output_file
 
 __all__ = ["add_causal_args", "run_causal", "parse_alibi"]
 
@@ -26,6 +27,11 @@ def add_causal_args(p):
                         "(1/2,1/4,1/8), rational (docs/decoders.md)")
     p.add_argument("--residual", action="store_true",
                    help="causal: the model has a residual read-out w, recovered too")
+    p.add_argument("--design-certificate", metavar="FILE", default=None,
+                   type=output_file("file"),
+                   help="causal: after learning, ask Theorem A's design (one causal query per "
+                        "moment-curve family, counted apart) and write its certificate: every "
+                        "oracle with ≤ H0 heads giving these outputs is the recovered model")
 
 
 def parse_alibi(text):
@@ -129,6 +135,16 @@ def run_causal(a):
     if a.certificate is not None:
         result.write_certificate(a.certificate, model)
         out["certificate"] = a.certificate
+    if a.design_certificate is not None and recovered:
+        from ..learners.decoder.design import certify_causal
+        c = certify_causal(oracle, result.model, heads_bound=H0)
+        out.update(design_queries=c.queries, design_outputs=c.outputs,
+                   design_max_length=c.max_length, design_holds=c.holds,
+                   design_proves=c.proves)
+        if c.holds:
+            c.write_certificate(a.design_certificate)
+            out["design_certificate"] = a.design_certificate
+        recovered = c.holds
     print(dump(out) if a.json else _summary(out))
     return 0 if recovered else 1
 
@@ -147,6 +163,12 @@ def _summary(o):
              f"time {o['seconds']:.3f} s"]
     if o.get("certificate"):
         lines.append(f"certificate written to {o['certificate']}")
+    if "design_queries" in o:
+        lines.append(f"design (Theorem A): + {o['design_queries']} queries of length ≤ "
+                     f"{o['design_max_length']} ({o['design_outputs']} outputs, counted apart): "
+                     f"{o['design_proves']}")
+    if o.get("design_certificate"):
+        lines.append(f"design certificate written to {o['design_certificate']}")
     if o.get("saved"):
         lines.append(f"recovered model written to {o['saved']}")
     return "\n".join(lines)

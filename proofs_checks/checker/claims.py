@@ -131,12 +131,19 @@ CLAIMS = {
                 "answers on the moment-curve design (d single-token queries and n > γ + (L−1)β "
                 "families of L−1 samples, L = H + H0) has M's canonical form",
                 {"design"}),
+    # a user's own `exactattn learn causal --design-certificate FILE` (docs/decoders.md §6)
+    "causal-certify": ("Theorem A (docs/decoders.md §6)",
+                       "Theorem A for decoder oracles: every causal model with at most H0 heads "
+                       "(and M's slope and read-out) that gives M's outputs on the d "
+                       "single-token queries and one causal query per moment-curve family "
+                       "(n > γ + (L−1)β, L = H + H0) has M's canonical form",
+                       {"causal-design"}),
 }
 
 
 #: the claims of a user's own certificate (`learn --certificate`, `learn --certify-unique
 #: --certificate`, `certify --certificate`): no registered claim, no sizes
-USER_CLAIMS = ("run", "unique", "certify")
+USER_CLAIMS = ("run", "unique", "certify", "causal-certify")
 
 #: the checker's own copy of every claim's sizes, as its certificate records them (the claim's
 #: quick and full parameters without seeds): a certificate must carry exactly the parameters of

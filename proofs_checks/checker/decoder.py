@@ -6,7 +6,9 @@ any length, so the d² basis queries alone never determine a model with H ≥ 2 
 
 from __future__ import annotations
 
-from .parse import integer, listed, matrix, only, require, string, boolean
+from fractions import Fraction
+
+from .parse import boolean, integer, listed, matrix, only, rat, require, string
 from .qt import element, same_element
 from .run import run_of
 from .run_causal import (canonical, causal_model, count, length, outputs,
@@ -150,3 +152,73 @@ def params_residual(p, checks):
 #: claim id → its sizes check (added to :data:`.claims.PARAMS`)
 PARAMS = {"causal-count": params_causal_count, "alibi": params_alibi,
           "residual": params_residual}
+
+
+# ------------------------------------------------------------------ Theorem A for decoders
+def check_causal_design(c, checks=()):
+    """Theorem A with one causal query per family (docs/decoders.md §6): M canonicalised by
+    (W, slope), one shared slope at most, H its canonical heads, L = H + H₀; the points
+    distinct, γ = d − 1 and β = d² − 1 derived from the design's definition, n > γ + (L−1)β;
+    every query rebuilt ([e_i], then [x(λ) − u(λ), x(λ) × (length − 1)] with length ≥ L, one
+    more with a residual) and every recorded output M's exactly in Q(t)."""
+    from .design import DESIGNS, MAX_POWER_BITS, _u, _x, beta, gamma
+    only(c, ("kind", "design", "dim", "H0", "points", "length", "model", "answers"),
+         "causal-design")
+    require(string(c["design"], "causal-design.design") in DESIGNS,
+            "causal-design: unknown design")
+    d = integer(c["dim"], "causal-design.dim", 1, 16)
+    H0 = integer(c["H0"], "causal-design.H0", 1, 8)
+    M = causal_model(c["model"], d, "causal-design.model", 8)
+    kept, w = canonical(*M)
+    H = len(kept)
+    slopes = {s for _, s, _ in kept}
+    require(len(slopes) <= 1, "causal-design: the design covers one shared slope, not "
+            "distinct slopes")
+    L = H + H0
+    lams = [rat(p, f"causal-design.points[{k}]")
+            for k, p in enumerate(listed(c["points"], "causal-design.points", 4096))]
+    require(len(set(lams)) == len(lams), "causal-design: a repeated point λ")
+    bits = max((lam.numerator.bit_length() + lam.denominator.bit_length() for lam in lams),
+               default=0)
+    require((d * d - 1) * bits <= MAX_POWER_BITS, "causal-design: a point too large, refused")
+    g, b, n = gamma(d), beta(d), len(lams)
+    require(n > g + (L - 1) * b, f"causal-design: {n} families, but Theorem A needs n > γ + "
+            f"(L−1)β = {g + (L - 1) * b}")
+    length_ = integer(c["length"], "causal-design.length", 1, 64)
+    need = L + (1 if w is not None else 0)
+    require(length_ >= need, f"causal-design: queries of length {length_}, but Theorem A with "
+            f"one causal query per family needs {need}")
+    expected = [[[Fraction(int(i == j)) for j in range(d)]] for i in range(d)]
+    for lam in lams:
+        u, x = _u(lam, d), _x(lam, d)
+        expected.append([[p - q for p, q in zip(x, u)]] + [list(x)] * (length_ - 1))
+    answers = listed(c["answers"], "causal-design.answers")
+    require(len(answers) == len(expected), f"causal-design: {len(answers)} answers for "
+            f"{len(expected)} rebuilt queries")
+    n_out = 0
+    for k, (q, ans) in enumerate(zip(expected, answers)):
+        listed(ans, f"causal-design.answers[{k}]")
+        require(len(ans) == len(q), f"causal-design: answer {k} has {len(ans)} outputs for "
+                f"{len(q)} positions")
+        for p, (got, a) in enumerate(zip(outputs(M, q), ans)):
+            require(same_element(got, element(a, f"causal-design.answers[{k}][{p}]")),
+                    f"causal-design: M does not give output {p + 1} of query {k} exactly")
+        n_out += len(ans)
+    return (f"causal design d={d} H={H} H0={H0}: {n} distinct points > γ + (L−1)β = "
+            f"{g} + {L - 1}·{b} (γ = d−1, β = d²−1 derived); {len(expected)} queries of length "
+            f"≤ {length_} rebuilt, {n_out} outputs M's exactly in Q(t) — every causal oracle "
+            f"with ≤ H0 heads giving them is M (Theorem A, one query per family)")
+
+
+def params_causal_certify(p, checks):
+    """A stand-alone causal design certificate: one causal-design record, its d, H, H₀."""
+    require(len(checks) == 1 and checks[0].get("kind") == "causal-design",
+            "params: exactly one causal-design record")
+    rec = checks[0]
+    require(set(p) == {"dim", "H", "H0"} and p["dim"] == rec.get("dim") and
+            p["H0"] == rec.get("H0"), "params: expected {dim, H, H0} of the record")
+    M = causal_model(rec.get("model"), p["dim"], "causal-design.model", 8)
+    require(p["H"] == len(canonical(*M)[0]), "params: H is not M's canonical head count")
+
+
+PARAMS["causal-certify"] = params_causal_certify

@@ -34,8 +34,13 @@ MAX_H0 = 8
 MAX_SLOPE_HEADS = 5
 PROVES = ("the learner maps these outputs to this causal model; any oracle with ≤ H0 heads "
           "(and these slopes) giving the same outputs is this model or has this draw in its "
-          "own bad set; the step from 'generic at the recovered model' to this is the "
-          "argument of docs/decoders.md, not checked here")
+          "own bad set (Theorem 1 of docs/evidence.md, carried over in docs/decoders.md §5: a "
+          "proof sketch assumed here, not checked); a causal design certificate proves it")
+#: what a run with exactly H0 recovered heads proves (Lemma B)
+PROVES_LEMMA_B = ("every causal model with ≤ H0 heads (and these slopes) that gives these "
+                  "outputs is this model (Lemma B of docs/evidence.md, carried over in "
+                  "docs/decoders.md §5: one head per separated visible pole, rows and columns "
+                  "tied by the matching, the residues or the slopes)")
 
 
 def length(H0, mode, residual):
@@ -180,7 +185,7 @@ def check(c, checks=()):
             f"{' residual' if residual else ''}: transcript = the causal schedule rebuilt from "
             f"the recorded vectors ({len(expected)} queries of length {n}); {n_out} outputs "
             f"re-checked exactly in Q(t){truth}; generic for the recovered model: "
-            f"{', '.join(conditions)} — {PROVES}")
+            f"{', '.join(conditions)} — {PROVES_LEMMA_B if len(heads) == H0 else PROVES}")
 
 
 def genericity(U, X, H0, mode, known, heads):

@@ -17,7 +17,7 @@ from .bad_set import check_bad_set
 from .claims import AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_symbolic
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
-from .decoder import check_causal_count, check_causal_twin
+from .decoder import check_causal_count, check_causal_design, check_causal_twin
 from .design import check_design
 from .determinant import check_determinant
 from .economy_count import check_economy_count
@@ -54,6 +54,7 @@ KINDS = {
     "transformer-condition": check_transformer_condition,
     "causal-count": check_causal_count,
     "causal-twin": check_causal_twin,
+    "causal-design": check_causal_design,
 }
 
 MAX_CHECKS = 200

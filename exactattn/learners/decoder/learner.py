@@ -351,10 +351,20 @@ def _validate(result, orc, count, rng, box):
 
 
 def _proves(result, H0):
+    """What an exact causal run proves (docs/decoders.md §5): with exactly H₀ heads, Lemma B
+    (as for P2: one head per separated visible pole, rows and columns tied by the matching or
+    by the residues, slopes labelling the heads); below H₀, M or a draw in the oracle's own
+    bad set, and the design certificate (§6) for the rest."""
     n, outs = result.queries, result.extra["outputs_read"]
-    return (f"the recovered causal model reproduces all {outs} outputs of the {n} queries "
-            f"exactly in Q(t); any oracle with ≤ {H0} heads giving the same outputs is this "
-            f"model or has this draw in its own bad set (the genericity conditions of the "
-            f"{result.extra['mode']} schedule, docs/decoders.md §5); "
-            f"{result.validation_queries} validation queries of "
-            f"random distinct tokens are answered exactly as the recovered model answers them")
+    text = (f"the recovered causal model reproduces all {outs} outputs of the {n} queries "
+            f"exactly in Q(t) and the draw is generic for it; ")
+    if len(result.heads) == H0:
+        text += (f"every causal model with ≤ {H0} heads (and these slopes) that gives these "
+                 f"outputs is this model (Lemma B of docs/evidence.md, carried over in "
+                 f"docs/decoders.md §5)")
+    else:
+        text += (f"any oracle with ≤ {H0} heads giving the same outputs is this model or has "
+                 f"this draw in its own bad set ({len(result.heads)} < H0 heads: "
+                 f"--design-certificate proves it is this model, docs/decoders.md §6)")
+    return (f"{text}; {result.validation_queries} validation queries of random distinct "
+            f"tokens are answered exactly as the recovered model answers them")

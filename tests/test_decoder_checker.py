@@ -221,3 +221,72 @@ def test_residue_run_accepted_and_shared_residues_rejected():
               (((F(0), F(1)), (F(-1), F(0))), (F(1), F(2)))]
     with pytest.raises(Rejected, match="share a residue"):
         _residue_genericity(U, X, 2, same_v)
+
+
+# ------------------------------------------------------------------ Theorem A for decoders
+@pytest.fixture(scope="module")
+def design_cert():
+    from exactattn.learners.decoder.design import certify_causal
+    from exactattn.models.decoder import random_causal
+    from exactattn.oracles.oracle import Oracle
+    m = random_causal(2, 1, seed=2)
+    c = certify_causal(Oracle(m), m, 2)
+    assert c.holds and c.queries == 2 + (3 - 1) * 3 + 2 and c.max_length == 3
+    return json.loads(json.dumps(c.certificate()))
+
+
+def _design_rejected(cert, edit, match):
+    bad = copy.deepcopy(cert)
+    edit(bad["checks"][0])
+    with pytest.raises(Rejected, match=match):
+        verify(bad)
+
+
+def test_causal_design_accepted(design_cert):
+    assert "causal design d=2 H=1 H0=2" in verify(copy.deepcopy(design_cert))[0]
+
+
+def test_causal_design_one_family_short_is_rejected(design_cert):
+    def edit(c):
+        c["points"].pop()
+        c["answers"].pop()
+    _design_rejected(design_cert, edit, "Theorem A needs n >")
+
+
+def test_causal_design_repeated_point_is_rejected(design_cert):
+    def edit(c):
+        c["points"][-1] = c["points"][0]
+    _design_rejected(design_cert, edit, "repeated point")
+
+
+def test_causal_design_changed_output_is_rejected(design_cert):
+    _design_rejected(design_cert, lambda c: _bump(c["answers"][3][1]), "does not give output")
+
+
+def test_causal_design_queries_too_short_are_rejected(design_cert):
+    """Causal outputs of a prefix are the prefix's: the truncated record is consistent, and
+    only the length rule (L positions per family) rejects it."""
+    def edit(c):
+        c["length"] -= 1
+        c["answers"] = [a if len(a) == 1 else a[:-1] for a in c["answers"]]
+    _design_rejected(design_cert, edit, "needs 3")
+
+
+def test_causal_design_with_distinct_slopes_is_rejected(design_cert):
+    bad = copy.deepcopy(design_cert)
+    h = copy.deepcopy(bad["checks"][0]["model"]["heads"][0])
+    h["slope"], h["W"][0][0] = "1/2", "9"
+    bad["checks"][0]["model"]["heads"].append(h)
+    bad["params"]["H"] = 2
+    with pytest.raises(Rejected, match="one shared slope"):
+        verify(bad)
+
+
+def test_certify_causal_names_a_wrong_model():
+    from exactattn.learners.decoder.design import certify_causal
+    from exactattn.models.decoder import random_causal
+    from exactattn.oracles.oracle import Oracle
+    c = certify_causal(Oracle(random_causal(2, 2, seed=5)), random_causal(2, 2, seed=2))
+    assert not c.holds and c.mismatch is not None and "not the oracle" in c.proves
+    with pytest.raises(ValueError):
+        c.certificate()

@@ -7,7 +7,9 @@ row-matching families.
 Checked exactly over the grid of (d, H), for both matchings: a seeded random causal model
 learned through a no-peek oracle, its canonical form recovered, the run certified (a ``run`` record the checker
 replays output by output) and counted (a ``causal-count`` record: the formulas recomputed,
-the transcript recounted).  And the twin: at the learner's own draw, a second model whose
+the transcript recounted), and Theorem A's design asked with one causal query per family (a
+``causal-design`` record: every causal oracle with ≤ H heads giving its outputs is the
+recovered model).  And the twin: at the learner's own draw, a second model whose
 heads are the first's with the labels of row u₂ swapped gives exactly the same outputs on all
 d² basis queries I(u_i, x_j) — of any length — and differs elsewhere, so the basis queries
 alone do not determine a model with H ≥ 2 heads (``causal-twin`` record).
@@ -45,6 +47,21 @@ def basis_twin(model, U, X):
         Ca = [[C[perm[i][a]][i]] for i in range(d)]
         out.append(AttentionHead(bases.both(Sa), [-r[0] for r in bases.left(Ca)]))
     return CausalAttention(out, dim=d)
+
+
+def _design(d, H, model, recovered, verdict):
+    """Theorem A with one causal query per family, asked of the oracle for the recovered
+    model at H₀ = H (a ``causal-design`` record)."""
+    from exactattn.learners.decoder.design import certify_causal
+    from exactattn.learners.design.moment_curve import design_count
+    from exactattn.oracles.oracle import Oracle
+    c = certify_causal(Oracle(model), recovered, H)
+    verdict.expect(c.holds, f"(d, H) = ({d}, {H}): the oracle is the recovered model (Theorem A, "
+                            f"H0 = H): {c.queries} causal queries of length {c.max_length} "
+                            f"({c.outputs} outputs), against {design_count(d, H, H)} queries "
+                            f"for P2's oracle")
+    from .decoder_record import causal_design_record
+    return causal_design_record(c)
 
 
 def _twin_record(d, H, seed, verdict):
@@ -99,6 +116,7 @@ def run(params) -> Verdict:
                                    "residual": False, "queries": result.queries,
                                    "max_length": result.max_length, "outputs": outs,
                                    "p2_queries": p2, "run": k})
+        cert["checks"].append(_design(d, H, model, result.model, verdict))
     d, H = params["twin d,H"]
     cert["checks"].append(_twin_record(d, H, seed, verdict))
     verdict.certificate = cert

@@ -103,7 +103,7 @@ CLAIMS = {
                      "copy-count family: exact canonical heads from 2d²−1 queries of length "
                      "2H0+1 (d²+d−1 with residue matching; P2: 4H0d²−2H0+1); the d² basis "
                      "queries alone do not suffice",
-                     {"run", "causal-count", "causal-twin"}),
+                     {"run", "causal-count", "causal-twin", "causal-design"}),
     "alibi": ("beyond the papers: ALiBi position biases",
               "known rational ALiBi slopes: one shared slope replaces the copy count k by "
               "S_k = Σ_{i≤k} e^{is}; distinct slopes label the heads (d² queries of length "

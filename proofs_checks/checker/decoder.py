@@ -111,7 +111,8 @@ def _run_is(r, d, H0, mode, residual, slopes):
 
 def params_causal_count(p, checks):
     """Per (d, H), in order, a plain causal run of P2's families and one of the residue
-    schedule (each with its true model) and one count per run, and the twin at its (d, H)."""
+    schedule (each with its true model), one count per run and a causal design at H₀ = H;
+    and the twin at its (d, H)."""
     require(set(p) == {"d,H", "twin d,H"}, "params: expected {d,H; twin d,H}")
     grid = [(d, H, m) for d, H in p["d,H"] for m in ("copy-count", "residue")]
     runs = _runs(checks)
@@ -121,6 +122,10 @@ def params_causal_count(p, checks):
     index = [k for k, c in enumerate(checks) if isinstance(c, dict) and c.get("kind") == "run"]
     counts = [c for c in checks if isinstance(c, dict) and c.get("kind") == "causal-count"]
     require([c.get("run") for c in counts] == index, "params: count k does not refer to run k")
+    designs = [(c.get("dim"), c.get("H0")) for c in checks
+               if isinstance(c, dict) and c.get("kind") == "causal-design"]
+    require(designs == [tuple(x) for x in p["d,H"]],
+            "params: not one causal design per (d, H), at H0 = H, in order")
     twins = [c for c in checks if isinstance(c, dict) and c.get("kind") == "causal-twin"]
     require(len(twins) == 1 and [twins[0].get("dim"), twins[0].get("H0")] == p["twin d,H"],
             "params: one causal twin at the twin's (d, H)")

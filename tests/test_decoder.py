@@ -146,3 +146,20 @@ def test_irrational_slope_on_exact_backend_is_one_line_error():
         m([[1, 2]])
     assert "not rational" in str(e.value) and "\n" not in str(e.value)
     assert m([[1, 2], [0, 1]], "mp")        # the mp backend takes it
+
+
+def test_final_token_family_with_a_residual_shifts_only_its_constant():
+    """docs/decoders.md §5: for P2's final-token oracle a residual adds w·x to K and G(0) of
+    I(u, x) alike — the family stays on its curve, with P2's poles and residues."""
+    m = random_causal(2, 2, seed=8, residual=True)
+    mh = MultiHeadAttention(m.heads)
+    x, u = [2, -1], [1, 3]
+    v = [sum(h.v[i] for h in m.heads) for i in range(2)]
+    for k in range(5):
+        q = [[a + b for a, b in zip(x, u)]] * k + [x]
+        out = m(q)[-1]                                   # the last position: P2's oracle
+        want = dot(v, [a + b for a, b in zip(x, u)]) + dot(m.residual, x)
+        for h in m.heads:
+            s = sum(u[i] * h.W[i][j] * x[j] for i in range(2) for j in range(2))
+            want = want - dot(h.v, u) / (1 + k * exp_rational(s))
+        assert out == want and out == mh(q) + dot(m.residual, x)

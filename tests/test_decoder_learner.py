@@ -220,3 +220,19 @@ def test_shared_residues_are_a_named_failure():
     assert e.value.reason in ("ambiguous-matching", "colliding-poles")
     res = learn_causal(Oracle(model), 2, heads=2, seed=1)
     assert res.model.head_set() == model.canonical().head_set()
+
+
+def test_cli_heads_bound_tells_the_learner_only_h0(capsys):
+    code, out, _ = _cli(capsys, "--dim", "3", "--heads", "2", "--heads-bound", "3", "--json")
+    o = json.loads(out)
+    assert code == 0 and o["recovered"] and o["max_length"] == 7 and o["p2_queries"] == 103
+
+
+def test_cli_design_certificate(capsys, tmp_path):
+    from proofs_checks.checker import verify_file
+    path = tmp_path / "design.json"
+    code, out, _ = _cli(capsys, "--dim", "2", "--heads", "2", "--design-certificate", str(path),
+                        "--json")
+    o = json.loads(out)
+    assert code == 0 and o["design_holds"] and o["design_queries"] == 2 + 3 * 3 + 2
+    assert "causal design d=2 H=2 H0=2" in verify_file(path)[0]

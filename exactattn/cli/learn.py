@@ -1,4 +1,4 @@
-"""`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
+"""`exactattn learn single-head|multi-head|low-rank|transformer|causal --dim D [--heads H]
 [--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
 [--model FILE] [--save FILE] [--json]` (docs/design.md §7).
 
@@ -32,7 +32,8 @@ def register(sub):
                        description=__doc__.split("\n\n")[1])
     p.add_argument("variant", choices=VARIANTS,
                    help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (docs/design.md §4.2), "
-                        "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1)")
+                        "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1), "
+                        "causal (decoder oracles read at every position, docs/decoders.md)")
     p.add_argument("--dim", type=dim_int, default=None,
                    help="token dimension d (required unless --model gives it)")
     p.add_argument("--heads", type=heads_int, default=None,

@@ -102,7 +102,10 @@ def run_causal(a):
     from ..oracles.oracle import Oracle
     _check(a)
     model, slopes = _model(a)
-    H0 = a.heads if a.heads is not None else a.heads_bound
+    if a.heads_bound is not None and a.heads is not None and a.heads_bound < a.heads:
+        raise ValueError(f"--heads-bound {a.heads_bound} is below --heads {a.heads}")
+    told = None if a.heads_bound is not None else a.heads      # the learner is told H or H0
+    H0 = a.heads_bound if a.heads_bound is not None else a.heads
     oracle = Oracle(model, no_peek=True, timeout=a.timeout)
     base = {"algorithm": "causal", "dim": a.dim, "heads": a.heads,
             "heads_bound": a.heads_bound, "alibi": None if slopes is None else
@@ -110,7 +113,7 @@ def run_causal(a):
             "seed": a.seed, "p2_queries": published_count(a.dim, H0)}
     start = time.perf_counter()
     try:
-        result = learn_causal(oracle, a.dim, heads=a.heads, heads_bound=a.heads_bound,
+        result = learn_causal(oracle, a.dim, heads=told, heads_bound=a.heads_bound,
                               slopes=slopes, residual=a.residual, seed=a.seed,
                               validate=a.validate,
                               matching="residue" if a.schedule == "economy" else "p2")

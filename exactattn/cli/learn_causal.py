@@ -116,7 +116,8 @@ def run_causal(a):
         result = learn_causal(oracle, a.dim, heads=told, heads_bound=a.heads_bound,
                               slopes=slopes, residual=a.residual, seed=a.seed,
                               validate=a.validate,
-                              matching="residue" if a.schedule == "economy" else "p2")
+                              matching="residue" if a.schedule == "economy" else "p2",
+                              force=a.force)
     except LearningFailure as e:
         sys.stderr.write(f"exactattn learn: {e.reason}: {e}\n")
         if a.json:

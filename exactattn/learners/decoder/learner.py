@@ -26,6 +26,7 @@ from ...errors import (AmbiguousMatching, CertificationFailed, LearningFailure, 
 from ...models.attention import AttentionHead
 from ...models.decoder import CausalAttention, causal_to_json
 from ...oracles.causal import as_causal_oracle
+from ..p2.cost import check_budget, estimate_multi_head
 from ..p2.engines import exponent_window, make_engine, prime_sizes
 from ..p2.matching import Close, match, pole_counts
 from ..p2.recovery import DEFAULT_BOX, _matched, check_bases, head_bound, random_bases
@@ -37,6 +38,8 @@ __all__ = ["learn_causal", "CausalResult", "parse_slopes", "DEFAULT_VALIDATION"]
 
 #: validation queries (random distinct tokens, the schedule's length) asked after the run
 DEFAULT_VALIDATION = 2
+#: distinct slopes: the most heads (the checker's bound, proofs_checks/checker/run_causal.py)
+MAX_SLOPE_HEADS = 5
 
 
 @dataclass(repr=False)
@@ -98,7 +101,7 @@ def parse_slopes(slopes, H0, exact=True):
 
 def learn_causal(oracle, dim, heads=None, heads_bound=None, slopes=None, residual=False,
                  backend=None, dps=None, seed=None, box=None, certify=True, validate=None,
-                 resample=False, max_attempts=5, matching="p2"):
+                 resample=False, max_attempts=5, matching="p2", force=False):
     """Learn a causal attention model (docs/decoders.md) from causal queries read at every
     position: 2d² − 1 queries of length 2H₀ + 1 without slopes or with one shared slope
     (``matching="residue"``: d² + d − 1, the heads of a row matched by their residues),
@@ -127,6 +130,13 @@ def learn_causal(oracle, dim, heads=None, heads_bound=None, slopes=None, residua
                          f"float answers use exactattn.learners.decoder.inexact")
     box = DEFAULT_BOX if box is None else box
     n_valid = DEFAULT_VALIDATION if validate is None else int(validate)
+    if mode == "slopes" and H0 > MAX_SLOPE_HEADS:
+        raise ValueError(f"distinct slopes: at most {MAX_SLOPE_HEADS} heads (the exponential-sum "
+                         f"system has 2^(H+1) − 1 unknowns; the checker reads H ≤ "
+                         f"{MAX_SLOPE_HEADS})")
+    # priced as P2's schedule at (d, H₀): the causal queries are P2's families, fewer of them
+    # (distinct slopes: longer ones, their answers' terms bounded the same way per head)
+    check_budget(estimate_multi_head(dim, H0, "exact"), force)
     queries, length, _ = causal_count(dim, H0, mode, residual)
     orc.reserve(queries + n_valid, f"the causal schedule ({queries} queries of length "
                                    f"{length}) and {n_valid} validation queries")

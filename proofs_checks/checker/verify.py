@@ -6,7 +6,8 @@ Kinds and their modules (one module per kind; a new kind adds one line to :data:
 ``rational-form`` (:mod:`.copy_count`), ``determinant`` (:mod:`.determinant`), ``bad-set``
 (:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`), ``floor`` (:mod:`.floor`),
 ``economy-count`` (:mod:`.economy_count`), ``economy-prob1`` (:mod:`.economy_prob1`),
-``fibre`` (:mod:`.fibre`), ``design`` (:mod:`.design`).
+``fibre`` (:mod:`.fibre`), ``design`` (:mod:`.design`), ``causal-count`` / ``causal-twin`` /
+``causal-design`` (:mod:`.decoder`; causal ``run`` records: :mod:`.run_causal`).
 """
 
 from __future__ import annotations

@@ -163,3 +163,12 @@ def test_final_token_family_with_a_residual_shifts_only_its_constant():
             s = sum(u[i] * h.W[i][j] * x[j] for i in range(2) for j in range(2))
             want = want - dot(h.v, u) / (1 + k * exp_rational(s))
         assert out == want and out == mh(q) + dot(m.residual, x)
+
+
+@given(st.lists(st.lists(st.integers(-4, 4), min_size=2, max_size=2), min_size=1, max_size=5),
+       st.integers(1, 5), st.sampled_from([None, F(1, 2), [F(1, 2), F(1, 4)]]), st.booleans())
+def test_causality_outputs_of_a_prefix_are_the_prefix_outputs(q, p, slopes, residual):
+    """The causal law: position p's output depends on x_1 … x_p only (every slope, residual)."""
+    m = random_causal(2, 2, seed=9, slopes=slopes, residual=residual)
+    p = min(p, len(q))
+    assert m(q)[:p] == m(q[:p])

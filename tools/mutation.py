@@ -551,6 +551,12 @@ MUTANTS = [
     ("M276", 'checker: a causal design with distinct slopes accepted',
      [(C + "decoder.py", 'require(len(slopes) <= 1, "causal-design: the design covers one shared slope, not "',
        'require(True or len(slopes) <= 1, "causal-design: the design covers one shared slope, not "')]),
+    ("M277", 'causal model: every position sees the whole query (no causal mask)',
+     [("exactattn/models/decoder.py", 'outs = [self.attention.evaluate_clean(tokens[:p], be)',
+       'outs = [self.attention.evaluate_clean(tokens, be)')]),
+    ("M278", 'causal model: the ALiBi bias with the wrong sign',
+     [("exactattn/models/decoder.py", 'zero) - s * (p - i)',
+       'zero) + s * (p - i)')]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -157,10 +157,10 @@ def _summary(o):
     extra = "" if o["alibi"] is None else f", ALiBi slopes {','.join(o['alibi'])}"
     extra += ", residual" if o["residual"] else ""
     lines = [f"causal: d={o['dim']}, H={o['heads']}{extra}, backend exact",
-             f"queries {o['queries']} (expected {o['expected_queries']}; P2 on the same model: "
-             f"{o['p2_queries']}), max length {o['max_length']}, outputs read "
-             f"{o['outputs_read']}; + {o['validation_queries']} validation queries "
-             f"(counted apart)",
+             (f"queries {o['queries']} (expected {o['expected_queries']}; P2 on the same model: "
+              f"{o['p2_queries']}), max length {o['max_length']}, outputs read "
+              f"{o['outputs_read']}; + {o['validation_queries']} validation queries "
+              f"(counted apart)"),
              f"recovered: {'yes' if o['recovered'] else 'NO'} (exact canonical equality)"
              + (", certified exactly" if o["certified"] else ""),
              f"proves: {o['proves']}",

@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from fractions import Fraction
 
 from ...arith.expfield import exp_rational
 from ...arith.modular import BadReduction
@@ -29,6 +28,7 @@ from ...oracles.causal import as_causal_oracle
 from ..p2.cost import check_budget, estimate_multi_head
 from ..p2.engines import exponent_window, make_engine, prime_sizes
 from ..p2.matching import Close, match, pole_counts
+# P2's matching of the families' heads (reused, not copied: docs/design.md §4.3 step 4)
 from ..p2.recovery import DEFAULT_BOX, _matched, check_bases, head_bound, random_bases
 from ..result import LearnResult
 from .family import copy_count_nodes, solve_copy_count, solve_slopes
@@ -195,7 +195,7 @@ def _run(orc, sched, be, rng, shared, distinct, certify):
             cert.update(engine.describe(), prime_sizes_tried=[t["prime_bits"] for t in tried]
                         + [bits])
         d, H0 = sched.d, sched.H0
-        queries, length, outputs = causal_count(d, H0, sched.mode, sched.residual)
+        queries, length, _ = causal_count(d, H0, sched.mode, sched.residual)
         return CausalResult(
             algorithm="causal", dim=d, backend=be.name,
             heads=[(h.W, h.v) for h in model.heads], queries=len(transcript),

@@ -236,3 +236,14 @@ def test_cli_design_certificate(capsys, tmp_path):
     o = json.loads(out)
     assert code == 0 and o["design_holds"] and o["design_queries"] == 2 + 3 * 3 + 2
     assert "causal design d=2 H=2 H0=2" in verify_file(path)[0]
+
+
+@pytest.mark.parametrize("argv", [["certify", "--model", "{f}", "--against", "{f}"],
+                                  ["model", "show", "{f}"], ["learn", "multi-head", "--model", "{f}"]])
+def test_other_commands_refuse_a_causal_file_in_one_line(capsys, tmp_path, argv):
+    from exactattn.models.decoder import causal_to_json
+    path = tmp_path / "causal.json"
+    path.write_text(causal_to_json(random_causal(2, 2, seed=1)))
+    code = main([a.format(f=path) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and "causal" in err and err.count("\n") == 1

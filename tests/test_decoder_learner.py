@@ -247,3 +247,12 @@ def test_other_commands_refuse_a_causal_file_in_one_line(capsys, tmp_path, argv)
     code = main([a.format(f=path) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and "causal" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("kw, words", [({"box": 0}, "box"), ({"validate": -1}, "validate"),
+                                       ({"matching": "x"}, "matching"),
+                                       ({"slopes": [F(1, 2), F(1, 2), F(1, 3)]}, "repeats")])
+def test_bad_arguments_are_one_line_value_errors(kw, words):
+    with pytest.raises(ValueError) as e:
+        learn_causal(Oracle(random_causal(2, 3, seed=1)), 2, heads=3, **kw)
+    assert words in str(e.value) and "\n" not in str(e.value)

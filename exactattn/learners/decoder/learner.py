@@ -129,7 +129,12 @@ def learn_causal(oracle, dim, heads=None, heads_bound=None, slopes=None, residua
         raise ValueError(f"the causal learner runs on the exact backend (got {be.name}); for "
                          f"float answers use exactattn.learners.decoder.inexact")
     box = DEFAULT_BOX if box is None else box
-    n_valid = DEFAULT_VALIDATION if validate is None else int(validate)
+    if not isinstance(box, int) or isinstance(box, bool) or box < 1:
+        raise ValueError(f"box must be a positive integer, got {box!r}")
+    n_valid = DEFAULT_VALIDATION if validate is None else validate
+    if not isinstance(n_valid, int) or isinstance(n_valid, bool) or n_valid < 0:
+        raise ValueError(f"validate must be a non-negative integer (0: no validation "
+                         f"queries), got {validate!r}")
     if mode == "slopes" and H0 > MAX_SLOPE_HEADS:
         raise ValueError(f"distinct slopes: at most {MAX_SLOPE_HEADS} heads (the exponential-sum "
                          f"system has 2^(H+1) − 1 unknowns; the checker reads H ≤ "

@@ -1,6 +1,6 @@
 """Beyond P2 (docs/design.md §10): measured query counts and ratios to the floor H(d² + d) at
 (d, H) = (4, 3), (8, 4) and larger sizes, for P2, economy (H known) and adaptive (H0 = 2H), with
-the issue's targets (≤ 1.7× at (4, 3), ≤ 1.85× at (8, 4), stretch ≤ 1.25× at (8, 4)), the
+the targets (≤ 1.7× at (4, 3), ≤ 1.85× at (8, 4), stretch ≤ 1.25× at (8, 4)), the
 learner's wall time per run, and the Jacobian rank (certified modulo a prime) of each run's
 answers.  Every count is a certified exact run (recovered model = canonical form).
 

@@ -137,7 +137,7 @@ def floors(d, H, oracle_seconds, repeat=200):
     """What python-flint itself needs per copy-count family at (d, H) — 2d² − 1 families of
     2H answers at the ladder's first (62-bit) prime —, against the oracle's time per family
     (µs): the C root finder on a degree-H denominator with H distinct roots (``nmod_poly.roots``;
-    every family's poles), the fit's C calls (since this round the extended-Euclid fit,
+    every family's poles), the fit's C calls (the extended-Euclid fit,
     ``exactattn.arith.fields.euclid_fit``: the interpolating polynomial by one product with
     the inverse Vandermonde matrix, ``nmod_mat``, then the H₀ + 1 divisions of the remainder
     sequence and the gcd with Π(m − i), ``nmod_poly``), and the images' route (the 2H powers τ^k of the family's weights, N/D_a

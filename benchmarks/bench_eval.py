@@ -5,7 +5,7 @@ For each (d, H) the query is [(x+u) repeated 2H times, x] (length 2H+1, the long
 P2 learner asks) with integer entries of x and u in [−3, 3], on a random rational model
 (``random_multi_head``).  The exact answer is an element of Q(e^{1/L}); it is compared with
 the mp(dps=50) and float64 answers (digits of agreement) and timed on all three backends.
-Target (issue 2): exact evaluation at (d, H) = (16, 8) under 5 ms per query.
+Target: exact evaluation at (d, H) = (16, 8) under 5 ms per query.
 
     python benchmarks/bench_eval.py [--sizes 4x3,8x4,16x8] [--queries 20] [--repeat 5] [--seed 0]
 """

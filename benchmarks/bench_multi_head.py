@@ -4,7 +4,7 @@ fraction-field solve.
 
     python benchmarks/bench_multi_head.py [--quick] [--skip-sympy]
 
-Targets (issue 3, on a 2-core machine): (4,3) ≤ 1 s, (8,4) ≤ 5 s, (16,8) ≤ 60 s; one
+Targets (on a 2-core machine): (4,3) ≤ 1 s, (8,4) ≤ 5 s, (16,8) ≤ 60 s; one
 interpolation at H = 3 at least 1000× faster than sympy.
 """
 

@@ -10,9 +10,9 @@ trials/s (min and median over the repeats), the ratio pool/serial, and the overh
 1 − (time inside learn_multi_head) / (wall time per trial and worker).  The pool is started
 and warmed up (every worker imports the learners) before the timed runs; its start-up time
 is printed apart.  With --dask, a Dask LocalCluster is measured the same way (start-up time
-printed).  Targets (issue 15): pool with 2 workers ≥ 1.7× serial; overhead ≤ 10%.  Other
+printed).  Targets: pool with 2 workers ≥ 1.7× serial; overhead ≤ 10%.  Other
 processes share the cores: the load average is printed before and after.  ``--configs 2x2``
-measures the (2, 2) trials alone (issue 23's target: ≥ 500 trials/s on a pool of 2).
+measures the (2, 2) trials alone (target: ≥ 500 trials/s on a pool of 2).
 """
 
 from __future__ import annotations

@@ -23,8 +23,11 @@ answers, an mp oracle with a stated precision, rounding to k digits, heads 1e-4 
 d = 1 with H = 3, an out-of-class float oracle).
 
     python benchmarks/honesty_harness.py [--trials N] [--workers W] [--seed S] [--json]
+                                         [--schedule design]
 
-prints the category × outcome table, the kinds' tallies and the wall time; exit status 1 if
+``--schedule design`` runs the kinds whose trials learn multi-head attention from an exact
+oracle (:data:`SCHEDULE_KINDS`) with every run on that schedule (the deterministic design
+learner, Theorem A; docs/beyond.md §8).  It prints the category × outcome table, the kinds' tallies and the wall time; exit status 1 if
 any trial is WRONG or a crash.  Trials are pure functions of (kind, seed), spread over a
 process pool.
 """
@@ -127,6 +130,14 @@ def low_rank_generic(rng, seed):
     m = ea.MultiHeadAttention([random_low_rank_head(d, r, seed=seed)])
     kw = {"rank": r} if rng.random() < 0.5 else {}
     exact_right(m, learn_low_rank(ea.Oracle(m), d, seed=seed, **kw))
+
+
+def design_generic(rng, seed):
+    """The design learner (no random draw) at d ≤ 4, H ≤ 3, told H or a bound H₀ ≤ 3."""
+    d, H = rng.randint(1, 4), rng.randint(1, 3)
+    m = _model(rng, d, H)
+    told = {"heads": H} if rng.random() < 0.5 else {"heads_bound": min(3, H + rng.randint(0, 1))}
+    exact_right(m, learn_multi_head(ea.Oracle(m), d, schedule="design", **told))
 
 
 def economy_generic(rng, seed):
@@ -335,6 +346,7 @@ KINDS = {
     "single head": ("exact in-class", single_head_generic, 6),
     "low rank": ("exact in-class", low_rank_generic, 5),
     "economy / adaptive": ("exact in-class", economy_generic, 3),
+    "design learner (d ≤ 4)": ("exact in-class", design_generic, 2),
     "Transformer": ("exact in-class", transformer_generic, 1),
     "tiny box": ("exact degenerate", tiny_box, 6),
     "duplicated W": ("exact degenerate", duplicated_W, 4),
@@ -361,11 +373,33 @@ KINDS = {
 }
 
 
-def run_trial(kind: str, seed: int):
-    """(kind, outcome, detail, seconds) of one trial: a pure function of (kind, seed)."""
+#: the kinds whose trials learn multi-head attention from an exact oracle: ``--schedule``
+#: runs them on another schedule
+SCHEDULE_KINDS = ("multi-head P2", "economy / adaptive", "design learner (d ≤ 4)", "tiny box",
+                  "duplicated W", "cancelling v", "W = 0", "d = 1", "huge v",
+                  "tiny/huge rationals", "score bias (final token)", "score bias (key)",
+                  "change beyond length 2H+1", "change on 3 distinct tokens",
+                  "H+1 heads, bound H", "constant offset")
+
+
+def _on_schedule(learn, schedule):
+    """``learn_multi_head`` with every run on ``schedule`` (a draw's box dropped: the design
+    schedule draws no vector)."""
+    def learn_on(oracle, d, **kw):
+        kw.pop("box", None)
+        return learn(oracle, d, **{**kw, "schedule": schedule})
+    return learn_on
+
+
+def run_trial(kind: str, seed: int, schedule: str | None = None):
+    """(kind, outcome, detail, seconds) of one trial: a pure function of (kind, seed) and
+    the schedule every multi-head run is put on (None: each trial's own)."""
     _, fn, _ = KINDS[kind]
     rng = random.Random(f"{kind}:{seed}")
     start = time.perf_counter()
+    own = globals()["learn_multi_head"]
+    if schedule is not None:
+        globals()["learn_multi_head"] = _on_schedule(own, schedule)
     try:
         fn(rng, seed)
         outcome, detail = "recovered", None
@@ -377,11 +411,13 @@ def run_trial(kind: str, seed: int):
         outcome, detail = "named", f"refused: {type(e).__name__}"
     except Exception as e:             # noqa: BLE001 - every other exception is a crash
         outcome, detail = "crash", f"{type(e).__name__}: {e}"[:300]
+    finally:
+        globals()["learn_multi_head"] = own
     return kind, outcome, detail, time.perf_counter() - start
 
 
 def _chunk(jobs):
-    return [run_trial(k, s) for k, s in jobs]
+    return [run_trial(*job) for job in jobs]
 
 
 def plan(trials: int, seed: int = 0, kinds=None):
@@ -396,9 +432,12 @@ def plan(trials: int, seed: int = 0, kinds=None):
     return jobs
 
 
-def run(trials: int, workers: int = 2, seed: int = 0, kinds=None):
-    """Every planned trial, over a process pool of ``workers`` (1: in this process)."""
-    jobs = plan(trials, seed, kinds)
+def run(trials: int, workers: int = 2, seed: int = 0, kinds=None, schedule=None):
+    """Every planned trial, over a process pool of ``workers`` (1: in this process); with
+    ``schedule``, every multi-head run on it (the kinds default to :data:`SCHEDULE_KINDS`)."""
+    if schedule is not None and kinds is None:
+        kinds = SCHEDULE_KINDS
+    jobs = [(k, s, schedule) for k, s in plan(trials, seed, kinds)]
     random.Random(seed).shuffle(jobs)           # mixes slow and fast kinds across chunks
     chunks = [jobs[i:i + 25] for i in range(0, len(jobs), 25)]
     results = []
@@ -465,13 +504,16 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print the raw tallies as JSON")
     p.add_argument("--kinds", default=None,
                    help="kinds to run, separated by ';' (default: all, in proportion)")
+    p.add_argument("--schedule", choices=("design",), default=None,
+                   help="run the exact multi-head kinds with every run on this schedule")
     a = p.parse_args(argv)
     start = time.perf_counter()
     kinds = None if a.kinds is None else [k.strip() for k in a.kinds.split(";")]
-    unknown = [k for k in kinds or [] if k not in KINDS]
+    known = SCHEDULE_KINDS if a.schedule else KINDS
+    unknown = [k for k in kinds or [] if k not in known]
     if unknown:
-        p.error(f"unknown kind(s) {unknown}; known: {', '.join(KINDS)}")
-    results = run(a.trials, a.workers, a.seed, kinds)
+        p.error(f"unknown kind(s) {unknown}; known: {', '.join(known)}")
+    results = run(a.trials, a.workers, a.seed, kinds, a.schedule)
     seconds = time.perf_counter() - start
     text, clean = report(results, seconds, a.workers)
     if a.json:

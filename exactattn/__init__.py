@@ -20,13 +20,36 @@ Quick start::
 the standard library only (:meth:`LearnResult.write_certificate`; docs/evidence.md).
 """
 
+from typing import TYPE_CHECKING
+
 from . import _env  # noqa: F401  (sets SYMPY_GROUND_TYPES before sympy is imported)
 from .errors import (AmbiguousMatching, BudgetExceeded, CertificationFailed, CollidingPoles,
                      ConditionsNotMet, ExactAttnError, InvisibleHead, LearningFailure,
                      NotAttention, NotIdentifiable, OracleError, OracleTimeout, OutOfClass,
                      PeekError, QueryError, SingularBasis)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+if TYPE_CHECKING:   # the names of _LAZY as type checkers see them (imported on first use)
+    from .arith import ExpElement, get_backend
+    from .models.attention import (AttentionHead, MultiHeadAttention, load_model, model_from_json,
+                                   model_to_json, random_head, random_multi_head, same_function)
+    from .oracles.oracle import Additive, Oracle, Rounding, infer_backend
+    from .learners.p1.single_head import learn_single_head
+    from .learners.multi_head import learn_multi_head
+    from .learners.p1.low_rank import learn_low_rank
+    from .learners.p1.noisy import learn_single_head_noisy
+    from .learners.p2.noisy import learn_multi_head_noisy
+    from .learners.p1.membership import learn_single_head_membership
+    from .learners.transformer.one_layer import learn_transformer
+    from .learners.design.certify import Certification, certify
+    from .learners.result import LearnResult
+    from .learners.result.compare import parameter_error
+    from .oracles.membership import MembershipOracle
+    from .models.transformer import (OneLayerTransformer, random_transformer,
+                                     same_transformer_function)
+    from .arith.sympy_elements import from_sympy
+    from .adapters.numpy import numpy_oracle
 
 #: names imported on first use: name -> submodule
 _LAZY = {

@@ -35,9 +35,36 @@ def pyplot():
     return plt
 
 
+#: the most entries a legend may have before it is too long to read at a glance
+MAX_LEGEND = 8
+
+
+def figure_problems(fig) -> list:
+    """What keeps a picture from being read on its own: a plot without an x or y label (panels
+    with no ticks, such as matrix pictures, need none) or a legend of more than
+    :data:`MAX_LEGEND` entries."""
+    problems = []
+    for n, ax in enumerate(fig.axes):
+        if not ax.axison:
+            continue
+        drawn = ax.lines or ax.collections or ax.images or ax.patches
+        ticked = len(ax.get_xticks()) and len(ax.get_yticks())
+        if drawn and ticked and not (ax.get_xlabel() and ax.get_ylabel()):
+            problems.append(f"axes {n} ({ax.get_title() or 'untitled'}): unlabelled axis")
+        legend = ax.get_legend()
+        if legend is not None and len(legend.get_texts()) > MAX_LEGEND:
+            problems.append(f"axes {n}: legend of {len(legend.get_texts())} entries "
+                            f"(at most {MAX_LEGEND})")
+    return problems
+
+
 def save(fig, out, name: str, text: str):
     """Write OUT/NAME.png (150 dpi) and OUT/NAME.txt, print both paths and return the PNG
-    path; with ``out`` None print the explanation only, write nothing and return None."""
+    path; with ``out`` None print the explanation only, write nothing and return None.  A
+    figure with :func:`figure_problems` is refused (ValueError) before anything is written."""
+    problems = figure_problems(fig)
+    if problems:
+        raise ValueError(f"{name}.png: " + "; ".join(problems))
     if out is None:
         print(text.rstrip())
         print("(nothing written: give --out DIR for NAME.png and NAME.txt)".replace("NAME", name))

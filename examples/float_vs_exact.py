@@ -7,7 +7,7 @@ the learner can no longer form an answer (poles not real, matching impossible â€
 markers at the top with the failure's name).  The exact backend works in Q(e^{1/L}) and
 its answer is certified: error 0 (plotted on the bottom line).
 
-    python examples/float_vs_exact.py [--out DIR] [--dim 4] [--max-heads 10]
+    python examples/float_vs_exact.py [--out DIR] [--dim 4] [--max-heads 8]
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def explanation(series, dim):
 def main():
     p = parser(__doc__)
     p.add_argument("--dim", type=int, default=4, help="token dimension d (default 4)")
-    p.add_argument("--max-heads", type=int, default=10,
-                   help="largest H (default 10: mp(60) is ill-conditioned from H = 7 at d = 4)")
+    p.add_argument("--max-heads", type=int, default=8,
+                   help="largest H (default 8: mp(60) is ill-conditioned from H = 7 at d = 4)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     plt = pyplot()

@@ -66,12 +66,35 @@ def _panel(ax, W, v, title, color):
     ax.set_title(f"{title}\nv = ({', '.join(str(x) for x in v)})", fontsize=8)
 
 
+COLORS = {"W1": "C0", "W2": "C1", "W3": "C2", "W?": "k"}
+
+
+def v_sums(heads):
+    """{W name: Σ v over the heads with that W}, in first-appearance order (P2 canonical
+    heads: equal W merge, their v's add)."""
+    sums = {}
+    for W, v in heads:
+        name = _w_name(W)
+        sums[name] = [p + q for p, q in zip(sums[name], v)] if name in sums else list(v)
+    return sums
+
+
+def _sums_text(heads):
+    """One line per W of the row: its v sum, and "dropped" where the sum is 0."""
+    lines = []
+    for name, total in sorted(v_sums(heads).items()):
+        vec = f"({', '.join(str(x) for x in total)})"
+        lines.append(f"{name}: Σv = {vec}" + ("  → dropped (sum 0)" if not any(total) else ""))
+    return "\n".join(lines)
+
+
 def draw(plt, rows):
-    """One row of W-panels per parameterisation; frame colour = which W (W1, W2, W3)."""
-    ncols = max(len(heads) for _, heads in rows)
+    """One row of W-panels per parameterisation, frame colour = which W (the legend), and at
+    the right of each row the v sums by W: what the canonical form keeps or drops."""
+    from matplotlib.patches import Patch
+    ncols = max(len(heads) for _, heads in rows) + 1
     fig, axes = plt.subplots(len(rows), ncols, figsize=(2.1 * ncols, 2.3 * len(rows)),
                              squeeze=False)
-    colors = {"W1": "C0", "W2": "C1", "W3": "C2", "W?": "k"}
     for r, (label, heads) in enumerate(rows):
         for c in range(ncols):
             ax = axes[r][c]
@@ -80,11 +103,20 @@ def draw(plt, rows):
                 continue
             W, v = heads[c]
             name = _w_name(W)
-            _panel(ax, W, v, f"head {c + 1}: {name}", colors[name])
+            _panel(ax, W, v, f"head {c + 1}: {name}", COLORS[name])
         axes[r][0].set_ylabel(label, fontsize=9)
+        axes[r][-1].text(0.0, 0.5, _sums_text(heads), fontsize=8.5, va="center", ha="left",
+                         transform=axes[r][-1].transAxes, family="monospace")
+    names = [n for n in COLORS if n != "W?"]
+    fig.legend(handles=[Patch(facecolor="none", edgecolor=COLORS[n], linewidth=3, label=n)
+                        for n in names], title="frame colour = the head's W",
+               loc="upper right", ncol=len(names), fontsize=9, title_fontsize=9)
     fig.suptitle("Same function, different parameters: the learner returns the canonical heads",
-                 fontsize=11)
-    fig.tight_layout()
+                 fontsize=11, x=0.02, ha="left")
+    fig.text(0.01, 0.005, "Look at: the v sums at the right are equal in every row; the W3 pair "
+             "(v and −v) sums to 0, so it is dropped and no query can see it.",
+             fontsize=9, color="0.25")
+    fig.tight_layout(rect=(0, 0.02, 1, 0.95))
     return fig
 
 

@@ -51,6 +51,7 @@ def _panel(ax, rows, series, title):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("oracle tolerance τ")
+    ax.set_ylabel("parameter error")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
 
@@ -62,7 +63,6 @@ def draw(plt, single, multi):
                                ("error_v", "‖v̂ − v‖₂ measured", "s-"),
                                ("bound_v", "ε_v (P1 Thm 6.1)", "k:")],
            f"one head, d = {single['dim']}: P1 Thm 6.1")
-    a.set_ylabel("parameter error")
     _panel(b, multi["rows"], [("error", "max parameter error measured", "o-"),
                               ("predicted", "C·τ (P2 approximate oracle)", "--")],
            f"{multi['heads']} heads, d = {multi['dim']}: P2, C = {float(multi['C']):.3g}")

@@ -92,7 +92,8 @@ def draw(plt, ms, ys, samples, poles, H):
     pad = (hi - lo) * 0.3 + 1e-3
     zoom.set_xlim(-0.3, 2 * H + 0.5)
     zoom.set_ylim(lo - pad, hi + pad)
-    zoom.set_xlabel("m")
+    zoom.set_xlabel("number of copies m")
+    zoom.set_ylabel("G(m)")
     zoom.set_title("where the oracle answers: m = 0, 1, …, 2H", pad=16)
     fig.tight_layout()
     return fig

@@ -38,7 +38,7 @@ __all__ = ["CLAIM", "closed_form", "structure_sum", "TARGETS"]
 
 d_s, H_s, H0_s = sympy.symbols("d H H0", integer=True, positive=True)
 
-#: (d, H) → largest allowed count/floor (the issue's targets; the stretch at (8, 4))
+#: (d, H) → largest allowed count/floor (the targets; the stretch at (8, 4))
 TARGETS = {(4, 3): Fraction(17, 10), (8, 4): Fraction(5, 4)}
 
 

@@ -1,4 +1,4 @@
-"""``python -m proofs_checks.verify [-q] CERT.json ...``: the independent certificate checker
+"""``python -m proofs_checks.verify [-v] CERT.json ...``: the independent certificate checker
 (standard library only; the code is in :mod:`proofs_checks.checker`)."""
 
 import sys

@@ -315,7 +315,9 @@ def test_declared_precision_of_each_dtype_and_bias():
                        (torch.float16, Fraction(1, 4)), (torch.bfloat16, Fraction(2))):
         p = declared_precision(eat.oracle(mha, r, dtype=dtype))
         assert p.eta == eta and p.relative
-        assert (p.remedy is None) == (dtype == torch.float64)
+        # every dtype names the weights' exact route; only the shorter formats say float64
+        assert "from-torch" in p.remedy and "input_scale=" in p.remedy
+        assert ("run its forward pass in float64" in p.remedy) == (dtype != torch.float64)
     with pytest.raises(ValueError, match="floating-point"):
         eat.oracle(mha, r, dtype=torch.int32)
     biased = _layer(4, 1, seed=8, bias=True, dtype=torch.float32)
@@ -362,3 +364,99 @@ def test_a_contradiction_is_certain_only_when_every_family_has_h_poles(monkeypat
         e, ea.NotAttention) and heads is not None and e.details.get("candidates") == 0)
     with pytest.raises(ea.NotAttention, match="certain"):
         run()
+
+
+# ---------------------------------------------------------------------- a default layer
+def _default(E=4, H=2, seed=0):
+    """torch's own nn.MultiheadAttention(E, H) (Xavier init, zero biases), in float64."""
+    torch.manual_seed(seed)
+    return torch.nn.MultiheadAttention(E, H).double().eval()
+
+
+def test_input_scale_asks_f_of_cx_exactly():
+    """oracle(input_scale=c) answers F(cX) bit for bit; c must be a power of two (c·x is then
+    exact in floating point): 3, 0, −2 and True are refused."""
+    mha = _default()
+    r = [1, 0, 0, 0]
+    plain, scaled = eat.oracle(mha, r), eat.oracle(mha, r, input_scale=4)
+    for X in _queries(4):
+        assert scaled(X) == plain([[4 * x for x in t] for t in X])
+    assert eat.oracle(mha, r, input_scale=Fraction(1, 2))([[2, 0, 0, 0]]) == \
+        plain([[1, 0, 0, 0]])
+    for bad in (3, 0, -2, True, 0.3):
+        with pytest.raises(ValueError, match="power of two"):
+            eat.oracle(mha, r, input_scale=bad)
+
+
+def test_unscale_maps_heads_and_bar_back():
+    """Heads learned from F(cX) are (c²W, c·v): unscale returns (W, v) exactly and divides the
+    bar by min(c, c²) (both W and v errors shrink at least that much)."""
+    truth = eat.heads(_layer(4, 1, seed=3), [1, 0, 0, 0])
+    for c in (4, Fraction(1, 2)):
+        scaled = [(([[c * c * x for x in row] for row in h.W]), [c * x for x in h.v])
+                  for h in truth.heads]
+        model, bound = eat.unscale(scaled, c)
+        assert model.head_set() == truth.head_set() and bound is None
+
+        class Result:
+            heads = [ea.AttentionHead(W, v) for W, v in scaled]
+            error_bar = type("Bar", (), {"bound": Fraction(1)})()
+        assert eat.unscale(Result, c)[1] == 1 / min(c, c * c)
+
+
+def test_suggested_scale_follows_the_scores():
+    """typical_score grows as the product of the query and key weights: doubling every input
+    projection multiplies the scores by 4 and halves the suggested c (c²·score ≈ 1)."""
+    mha = _default()
+    s, c = eat.typical_score(mha), eat.suggested_scale(mha)
+    assert 0.02 < s < 0.5 and c == 4 and 0.5 <= c * c * s <= 4
+    with torch.no_grad():
+        mha.in_proj_weight.mul_(2)
+    assert eat.typical_score(mha) == pytest.approx(4 * s, rel=1e-9)
+    assert eat.suggested_scale(mha) == 2
+
+
+def test_default_layer_learned_from_its_forward_pass_within_its_certified_bar():
+    """The target of docs/models.md: a default nn.MultiheadAttention(4, 2), float64 forward
+    pass, learned at the suggested input scale c = 4 (resample=True) — a certified ball
+    enclosure, the true heads (exact, from the weights) inside it."""
+    mha = _default()
+    r = [1, 0, 0, 0]
+    c = eat.suggested_scale(mha)
+    res = ea.learn_multi_head(eat.oracle(mha, r, input_scale=c), 4, heads=2, seed=0,
+                              resample=True, max_attempts=10)
+    model, bound = eat.unscale(res, c)
+    truth = eat.heads(mha, r)
+    assert res.error_bar.rigorous
+    assert ea.parameter_error(truth, model.heads) <= bound < 1e-2
+
+
+def test_default_layer_at_c_1_is_told_exactly_why():
+    """At c = 1 the same layer fails by name, saying which quantity (the poles of one named
+    copy-count family), the scale that fixes it and the weights' exact route with its
+    commands; never "not attention", never a limit of ours."""
+    mha = _default()
+    from exactattn.errors import IllConditioned
+    with pytest.raises(IllConditioned) as e:
+        ea.learn_multi_head(eat.oracle(mha, [1, 0, 0, 0]), 4, heads=2, seed=0)
+    text, d = str(e.value), e.value.details
+    assert "poles" in d["quantity"] and d["family"].startswith("I(u")
+    assert f"copy-count family {d['family']}" in text
+    assert "input_scale=4" in text and "unscale(result, 4)" in text
+    assert "exactattn model from-torch mha.pt --readout e0 > m.json && exactattn learn " \
+           "multi-head --model m.json" in text
+    assert "not attention" not in text.lower() and "computed up to" not in text
+    assert "computed up to" in d["first_order"]     # the limit stays in the details
+
+
+def test_from_torch_then_learn_without_backend(tmp_path, capsys):
+    """`model from-torch` of a default layer (d_head = 2: √2 makes the heads real) feeds
+    `learn --model` with no --backend: mp is chosen, the heads are recovered."""
+    mha = _default()
+    pt, m = tmp_path / "mha.pt", tmp_path / "m.json"
+    torch.save(mha.float(), pt)
+    assert main(["model", "from-torch", str(pt), "--readout", "e0"]) == 0
+    m.write_text(capsys.readouterr().out)
+    assert main(["learn", "multi-head", "--model", str(m), "--quiet", "--json"]) == 0
+    o = json.loads(capsys.readouterr().out)
+    assert o["backend"] == "mp" and o["recovered"] is True

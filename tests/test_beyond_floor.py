@@ -12,7 +12,6 @@ from conftest import verify_once
 
 import exactattn as ea
 from exactattn.analysis import floor as F
-from proofs_checks.checker import verify
 from proofs_checks.checker import Rejected
 from proofs_checks.checker import economy_count as checker_count
 from proofs_checks.checker import floor as checker_floor

@@ -1,4 +1,4 @@
-"""Certificates of the approximate-oracle and Transformer claims (issue 21 item 6): P1-T6.1,
+"""Certificates of the approximate-oracle and Transformer claims: P1-T6.1,
 P2-approx, P1-transformer and P2-transformer write certificates that the stdlib checker
 re-derives (rational interval arithmetic for e^{1/L}, proofs_checks/checker/interval.py).
 Every check has a forgery here — a changed digit, a wrong sign, a bound multiplied by 0.3, a

@@ -288,7 +288,7 @@ def test_learn_certificate_of_a_beyond_schedule(tmp_path, capsys, args):
     assert main(["learn", "multi-head", "--dim", "3", "--backend", "exact", "--quiet",
                  "--certificate", str(path)] + args) == 0
     capsys.readouterr()
-    assert verify.main([str(path)]) == 0
+    assert verify.main(["-v", str(path)]) == 0
     assert "answers re-checked exactly" in capsys.readouterr().out
     cert = json.loads(path.read_text())
     tr = cert["checks"][0]["transcript"]

@@ -99,3 +99,50 @@ def test_an_output_file_in_a_missing_directory_is_refused_before_the_run(flag, t
     monkeypatch.undo()
     assert main(["learn", "multi-head", "--dim", "2", "--heads", "2", "--quiet", flag,
                  str(ok)]) == 0 and ok.exists()
+
+
+def test_a_real_model_file_picks_mp_as_the_python_api_does(tmp_path, capsys):
+    """`learn --model` of a file with real entries runs on mp without --backend (Oracle(model)
+    decides the same way), says so in a note, and --backend exact is still refused (exit 2)."""
+    f = tmp_path / "real.json"
+    assert main(["model", "random", "--dim", "2", "--heads", "2", "--real"]) == 0
+    f.write_text(capsys.readouterr().out)
+    code, out, _ = _run(capsys, "learn", "multi-head", "--model", str(f), "--json", "--quiet")
+    o = json.loads(out)
+    assert code == 0 and o["backend"] == "mp" and o["recovered"] is True
+    assert any("backend mp chosen" in n for n in o["notes"])
+    code, _, err = _run(capsys, "learn", "multi-head", "--model", str(f), "--backend", "exact")
+    assert code == 2 and "real entries" in err
+    rational = tmp_path / "q.json"
+    assert main(["model", "random", "--dim", "2", "--heads", "2"]) == 0
+    rational.write_text(capsys.readouterr().out)
+    code, out, _ = _run(capsys, "learn", "multi-head", "--model", str(rational), "--json",
+                        "--quiet")
+    o = json.loads(out)
+    assert code == 0 and o["backend"] == "exact" and not any("chosen" in n for n in o["notes"])
+
+
+@pytest.mark.parametrize("backend", ["exact", "mp"])
+def test_proves_line_is_short_and_the_full_text_is_under_verbose(capsys, backend):
+    """The default `proves:` line is the statement's headline (one short line); -v prints the
+    full statement, which --json carries beside the headline."""
+    argv = ["learn", "multi-head", "--dim", "3", "--heads", "2", "--backend", backend,
+            "--quiet"]
+    code, out, _ = _run(capsys, *argv)
+    line = next(x for x in out.splitlines() if x.startswith("proves: "))
+    code_v, out_v, _ = _run(capsys, *argv, "-v")
+    full = next(x for x in out_v.splitlines() if x.startswith("proves: "))
+    code_j, out_j, _ = _run(capsys, *argv, "--json")
+    o = json.loads(out_j)
+    assert code == code_v == code_j == 0
+    assert len(line) <= 200 < len(full)
+    assert full == f"proves: {o['proves']}"
+    assert line == f"proves: {o['proves_headline']} (-v: the full statement)"
+    assert "6 validation queries agree" in line
+
+
+def test_one_validation_query_is_singular(capsys):
+    code, out, _ = _run(capsys, "learn", "multi-head", "--dim", "2", "--validate", "1",
+                        "--quiet", "-v")
+    assert code == 0 and "+ 1 validation query (counted apart)" in out
+    assert "; 1 validation query (random shapes" in out and "1 validation queries" not in out

@@ -1,4 +1,4 @@
-"""`exactattn demo` (issue 8): the narrated recovery shows its key steps, --json is one clean
+"""`exactattn demo`: the narrated recovery shows its key steps, --json is one clean
 JSON object, and progress output never reaches a pipe or --json mode; plus the progress
 reporter and the notebook representations of models and results."""
 
@@ -147,3 +147,10 @@ def test_notebook_representations():
     assert "'" not in repr(model)                       # entries unquoted
     big = ea.random_multi_head(3, 7, seed=2)
     assert "(3 more)" in repr(big) and len(repr(big)) < 700
+
+
+def test_one_family_is_singular(capsys):
+    """At d = 1 the schedule has one copy-count family: "1 copy-count family", not "families"."""
+    assert main(["demo", "--dim", "1", "--heads", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "   1 copy-count family I(u, x) of 2·H0" in out and "1 copy-count families" not in out

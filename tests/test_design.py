@@ -10,6 +10,8 @@ import json
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import exactattn as ea
 from exactattn.learners.design import moment_curve as mc
@@ -337,3 +339,39 @@ def test_the_run_checker_states_lemma_b_exactly_when_h_is_h0(H, H0, lemma):
     (line,) = verify(json.loads(json.dumps(run_certificate(res))))
     assert ("(Lemma B:" in line) is lemma and ("Theorem 1" in line) is not lemma
     assert ("Lemma B" in res.proves) is lemma
+
+
+# ------------------------------------------------------------------ Theorem A as a law
+_entry = st.fractions(min_value=-2, max_value=2, max_denominator=3)
+
+
+@st.composite
+def _pair(draw):
+    """(M, oracle model, H0): small random heads; the oracle is M rewritten (heads split, a
+    zero head added, order changed) or M with one entry changed, with at most H0 heads."""
+    d = draw(st.integers(1, 2))
+    H = draw(st.integers(1, 2))
+    heads = [AttentionHead([[draw(_entry) for _ in range(d)] for _ in range(d)],
+                           [draw(_entry) for _ in range(d)]) for _ in range(H)]
+    M = MultiHeadAttention(heads, dim=d)
+    if draw(st.booleans()):                   # the same function, written otherwise
+        W, v = heads[0].W, heads[0].v
+        other = [AttentionHead(W, [x / 2 for x in v]), AttentionHead(W, [x / 2 for x in v])]
+        other += list(reversed(heads[1:]))
+    else:                                     # one entry moved
+        W = [list(r) for r in heads[-1].W]
+        i, j = draw(st.integers(0, d - 1)), draw(st.integers(0, d - 1))
+        W[i][j] += draw(st.sampled_from([Fraction(1, 7), Fraction(-1, 2), Fraction(1)]))
+        other = heads[:-1] + [AttentionHead(W, heads[-1].v)]
+    H0 = max(len(other), len(M.canonical().heads), 1)
+    return M, MultiHeadAttention(other, dim=d), H0
+
+
+@settings(max_examples=25, deadline=None)
+@given(_pair())
+def test_certify_holds_exactly_when_the_oracle_is_m(pair):
+    """Theorem A with the moment-curve design: for an oracle with ≤ H0 heads, certify holds
+    if and only if the oracle's canonical form is M's."""
+    M, oracle, H0 = pair
+    c = ea.certify(ea.Oracle(oracle), M, heads_bound=H0)
+    assert c.holds == (oracle.head_set() == M.head_set())

@@ -1,9 +1,10 @@
-"""Every teaching example (issue 8) runs as `python examples/SCRIPT --out DIR ...` on the Agg
-backend at small sizes and writes a non-trivial PNG with its .txt explanation beside it.  Each
-run is the session's one run of that command line (conftest ``example_run``, the script as
-``__main__`` in this process; one script also runs as a real subprocess below): where
-docs/teaching.md shows a script, the arguments here are the page's, so its command test reads
-the same run."""
+"""Every teaching example runs as a teacher would run it, `python examples/SCRIPT --out DIR`
+at its defaults (each in a few seconds), on the Agg backend, and writes a non-trivial PNG with
+its .txt explanation beside it; a picture with an unlabelled axis or an overlong legend is
+refused by the script itself (examples/_common.py ``figure_problems``).  Each run is the
+session's one run of that command line (conftest ``example_run``, the script as ``__main__``
+in this process; one script also runs as a real subprocess below): docs/teaching.md shows the
+same command lines, so its command test reads the same runs."""
 
 from __future__ import annotations
 
@@ -20,20 +21,18 @@ pytest.importorskip("matplotlib")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-#: script → (small-size arguments, PNG name); docs/teaching.md's arguments where it shows one
+#: script → PNG name; every script runs at its defaults
 CASES = {
-    "rational_function.py": ([], "rational_function"),
-    "float_vs_exact.py": (["--dim", "2", "--max-heads", "3"], "float_vs_exact"),
-    "merging_heads.py": ([], "merging_heads"),
-    "query_counts.py": (["--dims", "1-3", "--heads", "1-2"], "query_counts"),
-    "beyond_counts.py": (["--dims", "2-3", "--heads", "2-2"], "beyond_counts"),
-    "causal_positions.py": ([], "causal_positions"),
+    "rational_function.py": "rational_function",
+    "float_vs_exact.py": "float_vs_exact",
+    "merging_heads.py": "merging_heads",
+    "query_counts.py": "query_counts",
+    "beyond_counts.py": "beyond_counts",
+    "noise.py": "noise",
+    "causal_positions.py": "causal_positions",
 }
-#: examples that need modules built elsewhere (issue 6: approximate oracles): script →
-#: (module it needs, arguments, PNG name)
-OPTIONAL = {"noise.py": ("exactattn.analysis.noise_sweep", ["--dim", "2", "--points", "3"], "noise"),
-            "torch_layer.py": ("torch", ["--exact", "2,2", "--scales", "1,4",
-                                         "--samples", "60"], "torch_layer")}
+#: examples that need an optional package: script → (module it needs, PNG name)
+OPTIONAL = {"torch_layer.py": ("torch", "torch_layer")}
 
 
 def png_size(path: Path):
@@ -46,15 +45,14 @@ def png_size(path: Path):
 
 def _cases():
     cases = dict(CASES)
-    cases.update({k: (args, name) for k, (module, args, name) in OPTIONAL.items()
-                  if (EXAMPLES / k).exists() and importlib.util.find_spec(module)})
+    cases.update({k: name for k, (module, name) in OPTIONAL.items()
+                  if importlib.util.find_spec(module)})
     return sorted(cases.items())
 
 
-@pytest.mark.parametrize("script,case", _cases(), ids=[c[0] for c in _cases()])
-def test_example_writes_picture_and_text(script, case, example_run):
-    args, name = case
-    proc, out = example_run(script, args)
+@pytest.mark.parametrize("script,name", _cases(), ids=[c[0] for c in _cases()])
+def test_example_writes_picture_and_text_at_its_defaults(script, name, example_run):
+    proc, out = example_run(script)
     assert proc.returncode == 0, proc.stderr
     png, txt = out / f"{name}.png", out / f"{name}.txt"
     assert png.exists() and txt.exists(), proc.stdout
@@ -67,7 +65,7 @@ def test_example_writes_picture_and_text(script, case, example_run):
 
 def test_png_readable_by_matplotlib(example_run):
     import matplotlib.image as mpimg
-    proc, out = example_run("rational_function.py", CASES["rational_function.py"][0])
+    proc, out = example_run("rational_function.py")
     assert proc.returncode == 0, proc.stderr
     img = mpimg.imread(out / "rational_function.png")
     assert img.ndim == 3 and img.shape[0] >= 400
@@ -79,17 +77,45 @@ def test_every_example_is_tested():
     assert scripts <= set(CASES) | set(OPTIONAL), scripts - set(CASES) - set(OPTIONAL)
 
 
-def test_the_arguments_are_those_docs_teaching_shows():
-    """So that the page's command test and these tests share one run of each script."""
+def test_docs_teaching_shows_every_example_at_its_defaults():
+    """So that the page's command test and these tests share one run of each script, and a
+    teacher copies commands that finish in seconds."""
     import re
     page = (EXAMPLES.parent / "docs" / "teaching.md").read_text(encoding="utf-8")
-    shown = {m[0]: m[1].split() for m in
-             re.findall(r"^python examples/(\w+\.py) --out pictures(.*?)(?:\s{2,}#.*)?$", page,
-                        re.M)}
-    assert len(shown) >= 4
-    for script, args in shown.items():
-        case = CASES.get(script) or OPTIONAL[script][1:]
-        assert case[0] == args, script
+    shown = re.findall(r"^python examples/(\w+\.py) --out pictures(.*?)(?:\s{2,}#.*)?$", page, re.M)
+    assert {script for script, _ in shown} == set(CASES)
+    assert all(args.strip() == "" for _, args in shown), shown
+
+
+def _figure(plt, xlabel=True, entries=2):
+    fig, ax = plt.subplots()
+    for k in range(entries):
+        ax.plot([0, 1], [k, k + 1], label=f"line {k}")
+    ax.set_xlabel("x" if xlabel else "")
+    ax.set_ylabel("y")
+    ax.legend()
+    return fig
+
+
+def test_a_picture_with_an_unlabelled_axis_or_a_long_legend_is_refused(tmp_path):
+    """The planted bugs: a missing x label; a legend of nine entries.  save() refuses them and
+    writes nothing; a matrix panel without ticks needs no labels."""
+    spec = importlib.util.spec_from_file_location("examples_common", EXAMPLES / "_common.py")
+    _common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(_common)
+    plt = _common.pyplot()
+    assert _common.figure_problems(_figure(plt)) == []
+    assert "unlabelled axis" in _common.figure_problems(_figure(plt, xlabel=False))[0]
+    assert "legend of 9 entries" in _common.figure_problems(_figure(plt, entries=9))[0]
+    with pytest.raises(ValueError, match="unlabelled"):
+        _common.save(_figure(plt, xlabel=False), tmp_path, "bad", "text")
+    assert list(tmp_path.iterdir()) == []
+    fig, ax = plt.subplots()
+    ax.imshow([[0, 1], [1, 0]])
+    ax.set_xticks([])
+    ax.set_yticks([])
+    assert _common.figure_problems(fig) == []
+    plt.close("all")
 
 
 @pytest.mark.slow

@@ -122,13 +122,20 @@ def test_a_loose_head_bound_is_priced_at_the_heads_recovered(capsys):
 
 
 @pytest.mark.slow
-def test_validation_over_the_budget_is_refused_after_the_schedule(capsys):
-    """Ten real heads: the schedule is cheap, its 22 validation queries (answers of up to
-    2·6^10 terms) are not — refused in one line, with the ways out."""
-    assert main(["learn", "multi-head", "--dim", "2", "--heads", "10", "--quiet"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "refused: validation" in err[0] and "10 recovered heads" in err[0]
-    assert "--validate 0" in err[0]
+def test_validation_over_the_budget_is_refused_after_the_schedule():
+    """Ten real heads behind a black box that answers expanded elements: the schedule is
+    cheap, its 22 validation queries (answers of up to 2·6^10 terms, compared term by term)
+    are not — refused in one line after the schedule, with the ways out."""
+    from exactattn.arith.expfield import ExpElement
+    model = ea.random_multi_head(2, 10, seed=0)
+
+    def box(tokens):
+        e = model(tokens, "exact")
+        return ExpElement(e.num, e.den, e.L)
+    oracle = ea.Oracle(box, dim=2, backend="exact")
+    with pytest.raises(cost.CostExceeded, match="refused: validation.*10 recovered heads") as e:
+        ea.learn_multi_head(oracle, 2, heads=10, seed=0)
+    assert "--validate 0" in str(e.value) and oracle.queries == 141
 
 
 def test_validation_estimate_follows_the_recovered_head_count():
@@ -146,41 +153,19 @@ def test_an_over_budget_schedule_is_still_refused_before_any_query(monkeypatch):
     front, no query asked."""
     monkeypatch.setattr(cost, "DEFAULT_BUDGET", cost.Budget(bytes=2000, seconds=1e9))
     oracle = ea.Oracle(ea.random_multi_head(2, 2, seed=0))
-    with pytest.raises(cost.CostExceeded, match="one-head answers"):
+    with pytest.raises(cost.CostExceeded, match="lazy exact answers"):
         ea.learn_multi_head(oracle, 2, heads=2)
     assert oracle.queries == 0
 
 
-def test_an_observed_schedule_estimate_defers_only_the_budget():
+def test_a_lazy_schedule_estimate_prices_no_expanded_term():
     worst = cost.estimate_multi_head(2, 20)
     with pytest.raises(cost.CostExceeded):
-        cost.check_budget(worst)                      # H0-term answers: over the budget
-    cost.check_budget(worst, observed=True)           # decided from the first real answer
-    with pytest.raises(cost.CostExceeded, match="term limit"):   # the term limit stays
-        cost.check_budget(cost.estimate_multi_head(2, 40), observed=True)
-
-
-def test_validation_a_known_head_count_can_never_afford_is_refused_before_any_query():
-    """heads=17: its cheapest validation query (four distinct tokens, 2·4^17 terms) is past
-    the term limit, so the run is refused up front (it used to run the schedule for ~40 s
-    and 0.9 GB first); with --validate 0 the same size is not refused for validation."""
-    oracle = ea.Oracle(ea.random_multi_head(2, 17, seed=0))
-    with pytest.raises(cost.CostExceeded, match="cheapest shapes.*--validate 0"):
-        ea.learn_multi_head(oracle, 2, heads=17)
-    assert oracle.queries == 0
-    ea.learners.multi_head.check_cost(2, heads=17, validate=0)
-
-
-def test_validation_priced_from_the_first_answer_under_a_bound():
-    """Told only H0 = 16, a 14-head oracle shows its size in the first copy-count answer
-    (2^14 denominator terms): the validation floor at 14 heads is refused right there, after
-    two queries, not after the schedule."""
-    oracle = ea.Oracle(ea.random_multi_head(2, 14, seed=0))
-    with pytest.raises(cost.CostExceeded, match="cheapest shapes.* 14 heads"):
-        ea.learn_multi_head(oracle, 2, heads_bound=16)
-    assert oracle.queries == 2
-    y = ea.random_multi_head(2, 14, seed=0)([[1, 2], [1, 2], [3, 4]], "exact")
-    assert 1 <= cost.heads_shown(y) <= 14       # a lower bound: small exponents merge terms
+        cost.check_budget(worst)                      # every answer expanded: over the budget
+    cost.check_budget(cost.estimate_multi_head(2, 20, lazy=True))     # what a P2 run does
+    with pytest.raises(cost.CostExceeded, match="term limit"):   # expanded: the term limit
+        cost.check_budget(cost.estimate_multi_head(2, 40), force=True)
+    cost.check_budget(cost.estimate_multi_head(2, 40, lazy=True))
 
 
 def test_a_sweep_configuration_every_trial_would_refuse_is_refused_up_front():
@@ -188,7 +173,7 @@ def test_a_sweep_configuration_every_trial_would_refuse_is_refused_up_front():
     from exactattn.sweep.spec import SpecError
     from exactattn.sweep.trials import preflight
     spec = SweepSpec.from_dict({"run": [{"learner": "multi-head", "d,H": [[2, 1], [2, 17]],
-                                         "trials": 1}]})
+                                         "schedule": "economy", "trials": 1}]})
     fn, params, seeds = spec.groups[0]
     preflight(fn, params[0], seeds[0])
     with pytest.raises(SpecError, match="H=17.*drop it from the sweep"):

@@ -273,3 +273,34 @@ def test_mp_roots_of_a_copy_count_denominator_are_its_poles(zs, dps):
     got = sorted(r for r, _ in roots)
     for a, b in zip(got, want):
         assert abs(a - b) <= abs(b) * ctx.mpf(10) ** (-(dps * 3 // 4))
+
+
+# ---------------------------------------------------------------------- the quantity named
+def test_an_ill_conditioned_failure_names_the_family_being_solved():
+    """ill_conditioned_quantity reads the family from the ball engine's pole counts, in the
+    order the recovery solves them (the families ending in x₁ first), and names the quantity
+    of each failure kind; none says "not attention"."""
+    from exactattn.errors import NotAttention, SingularSystem
+    from exactattn.learners.p2.inexact import ill_conditioned_quantity
+    from exactattn.learners.p2.matching import key_label
+    from exactattn.learners.p2.schedule import Schedule
+    S = Schedule([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [[1, 0, 0], [0, 1, 0], [0, 0, 1]], 2)
+    order = [f for f in S.families if f.ends_in_x1] + \
+        [f for f in S.families if not f.ends_in_x1]
+    for k in (1, len([f for f in order if f.ends_in_x1]) + 1, len(order)):
+        fam = order[k - 1]
+        label = f"I(u{key_label(fam.u_key)}, x{key_label(fam.x_key)})"
+        e = NotAttention("does not split: not attention", degree=2, roots_found=0,
+                         pole_counts=[2] * (k - 1) + [0])
+        what, family, local = ill_conditioned_quantity(e, S)
+        assert family == label and f"{label} (family {k} of {len(order)} in the order solved)" in what
+        assert "poles" in what and local
+    kinds = {"residue": NotAttention("a pole with zero residue", pole="3", pole_counts=[0]),
+             "interpolation": NotAttention("not rational: not attention", samples=5, bound=2,
+                                           pole_counts=[0]),
+             "matching": NotAttention("matching I(u2, x1): no candidate", family="I(u2, x1)",
+                                      candidates=0),
+             "bases": SingularSystem("singular")}
+    for word, e in kinds.items():
+        what = ill_conditioned_quantity(e, S)[0]
+        assert word in what and "not attention" not in what, (word, what)

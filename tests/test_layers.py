@@ -16,9 +16,9 @@ import pytest
 import exactattn
 
 ROOT = Path(exactattn.__file__).parent
-LAYERS = ["errors", "_env", "files", "arith", "models", "oracles", "adapters", "learners", "analysis",
+LAYERS = ["errors", "_env", "_typing", "files", "arith", "models", "oracles", "adapters", "learners", "analysis",
           "sweep", "presentation", "cli"]
-RANK = {name: (0 if name in ("errors", "_env", "files") else LAYERS.index(name) - 2)
+RANK = {name: (0 if name in ("errors", "_env", "_typing", "files") else LAYERS.index(name) - 3)
         for name in LAYERS}
 #: the sub-layers of learners, bottom to top (docs/design.md §6)
 LEARNER_LAYERS = ["result", "p1", "p2", "design", "beyond", "multi_head", "transformer"]
@@ -29,12 +29,27 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _typing_only(tree) -> set:
+    """The import nodes under ``if TYPE_CHECKING:``: names for annotations only, never
+    imported at run time, so no dependency between layers."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
 def _imports(path: Path):
-    """Absolute names of the exactattn modules imported by `path` (any nesting depth)."""
+    """Absolute names of the exactattn modules imported by `path` (any nesting depth), but
+    not those imported for type checkers only."""
     mod = _module(path)
     package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skip = _typing_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -139,3 +154,15 @@ def test_the_sublayer_test_catches_a_planted_upward_import():
                    for a, deps in graph.items() for b in deps)
     finally:
         planted.unlink()
+
+
+def test_imports_for_type_checkers_only_are_not_dependencies(tmp_path):
+    """An upward name under ``if TYPE_CHECKING:`` (an annotation) is not a dependency; the
+    same import at run time is."""
+    typed = tmp_path / "typed.py"
+    typed.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                     "    from exactattn.cli import main\n")
+    plain = tmp_path / "plain.py"
+    plain.write_text("from exactattn.cli import main\n")
+    tree_typed, tree_plain = ast.parse(typed.read_text()), ast.parse(plain.read_text())
+    assert _typing_only(tree_typed) and not _typing_only(tree_plain)

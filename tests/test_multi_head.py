@@ -285,3 +285,13 @@ def test_a_family_paired_with_a_solved_one_needs_no_root_finder(monkeypatch):
     general root finder runs once, on a degree-3 denominator, and the run is certified.
     (Gcds that were never linear, or roots never kept, would leave d² calls.)"""
     assert _count_root_finder(monkeypatch) == [3]
+
+
+def test_max_attempts_below_one_is_refused():
+    """With no attempt the learner returned None, silently (found by mypy: a path without a
+    return); now a clear ValueError."""
+    oracle = ea.Oracle(ea.random_multi_head(2, 1, seed=1))
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="max_attempts must be a positive integer"):
+            ea.learn_multi_head(oracle, 2, heads=1, max_attempts=bad)
+    assert ea.learn_multi_head(oracle, 2, heads=1, max_attempts=1).queries == 15

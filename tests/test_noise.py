@@ -1,4 +1,4 @@
-"""Approximate oracles (issue 6; docs/design.md §4.4): the P1 Thm 6.1 learner and its rigorous bound,
+"""Approximate oracles (docs/design.md §4.4): the P1 Thm 6.1 learner and its rigorous bound,
 the P2 approximate-oracle constant C, membership queries (P1 App. B), `exactattn noise`."""
 
 import json

@@ -1,5 +1,5 @@
 """proofs_checks: the claim registry, failing claims, certificates and the independent checker,
-and `exactattn check` (docs/design.md §5, §7; issue 5)."""
+and `exactattn check` (docs/design.md §5, §7)."""
 
 import ast
 import json
@@ -136,6 +136,38 @@ def test_verify_command_exit_status(tmp_path, rational_cert):
     ok, rejected = run(good), run(bad)
     assert ok.returncode == 0 and "accepted" in ok.stdout
     assert rejected.returncode == 1 and "REJECTED" in rejected.stdout
+
+
+def test_verify_prints_one_line_per_certificate_and_details_under_v(tmp_path, rational_cert,
+                                                                   capsys):
+    """Default: one `accepted PATH: N checks (names)` line per certificate, no finding text;
+    -v adds every finding; -q (the old quiet flag) is the default's synonym."""
+    from proofs_checks.checker.verify import main as verify_main
+    good = tmp_path / "P2-rational.json"
+    good.write_text(json.dumps(rational_cert, indent=1))
+    findings = verify_once(rational_cert)
+    assert verify_main([str(good), str(good)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    n = len(findings)
+    assert len(lines) == 2 and all(x.startswith(f"accepted {good}: {n} checks (") for x in lines)
+    assert all(len(x) - len(str(good)) < 120 for x in lines)
+    assert verify_main(["-v", str(good)]) == 0
+    lines_v = capsys.readouterr().out.splitlines()
+    assert lines_v == [lines[0]] + [f"  - {f}" for f in findings]
+    assert verify_main(["-q", str(good)]) == 0
+    assert capsys.readouterr().out.splitlines() == [lines[0]]
+    assert verify_main(["-q", "-v", str(good)]) == 2
+
+
+def test_accepted_line_plural_and_names():
+    from proofs_checks.checker.verify import SHOWN_NAMES, accepted_line
+    assert accepted_line(["run d=2: ok"]) == "1 check (run d=2)"
+    assert accepted_line(["count x {'d': 1}: ok", "count x {'d': 2}: ok"]) == \
+        "2 checks (count x)"
+    many = [f"kind{i:02d} with a long name: ok" for i in range(20)]
+    line = accepted_line(many)
+    assert line.startswith("20 checks (kind00 with a long name; ") and line.endswith(" more)")
+    assert len(line) < SHOWN_NAMES + 40
 
 
 @pytest.mark.slow

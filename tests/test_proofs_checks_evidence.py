@@ -292,7 +292,7 @@ def test_learn_certificate_is_accepted_and_a_tampered_one_is_not(tmp_path, capsy
     assert main(["learn"] + variant + ["--dim", "2", "--backend", "exact", "--quiet",
                                        "--certificate", str(path)]) == 0
     capsys.readouterr()
-    assert verify.main([str(path)]) == 0
+    assert verify.main(["-v", str(path)]) == 0
     assert "answers re-checked exactly" in capsys.readouterr().out
     cert = json.loads(path.read_text())
     tr = cert["checks"][0]["transcript"]

@@ -74,3 +74,33 @@ def test_a_singular_basis_is_named():
     assert "det U = 0" in got and "det X = 0" not in got
     got = draw_violations(heads, Schedule([[1, 0], [0, 1]], [[3, 1], [6, 2]], 1))
     assert "det X = 0" in got and "det U = 0" not in got
+
+
+# ---------------------------------------------------------------------- the headline
+def test_headline_is_the_first_clause_without_asides():
+    """The `proves:` headline (exactattn.learners.result.proves.headline): the statement up to
+    its first ':' or ';' outside parentheses, asides " (…)" dropped, calls such as Q(t) kept."""
+    from exactattn.learners.result.proves import _first_clause
+    text = ("the model reproduces all 9 answers exactly in Q(t) and the draw (U, X) is generic "
+            "(det U ≠ 0; poles): so any oracle …; more")
+    assert _first_clause(text) == ("the model reproduces all 9 answers exactly in Q(t) and "
+                                   "the draw is generic")
+    assert _first_clause("a; b") == "a" and _first_clause("a: b") == "a"
+
+
+@given(st.lists(st.sampled_from(["a", " ", "(", ")", ":", ";", "Q"]), max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_headline_never_grows_and_stops_at_a_top_level_separator(chars):
+    """A property of _first_clause: its words are a subsequence of the text's before the first
+    top-level ':' or ';', so it never says more than the statement."""
+    from exactattn.learners.result.proves import _first_clause
+    text = "".join(chars)
+    got = _first_clause(text)
+    assert len(got) <= len(text)
+    depth, stop = 0, len(text)
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")" and depth > 0)
+        if depth == 0 and ch in ":;":
+            stop = i
+            break
+    assert set(got) <= set(text[:stop]) | {" "}

@@ -371,12 +371,43 @@ def test_batches_never_mix_functions():
 
 
 @pytest.mark.slow
-def test_a_lost_worker_is_replaced_and_its_batch_rerun(tmp_path):
+def test_a_lost_worker_is_replaced_and_its_batch_rerun(tmp_path, caplog):
+    """...and says so: one warning per restart, never a silent recovery."""
     params = [{"marker": str(tmp_path / "died"), "victim": 7}]
-    got = run_trials(sweep_helpers.die_once, params, range(20), executor="pool", workers=2,
-                     batch=3)
+    with caplog.at_level("WARNING", logger="exactattn.sweep"):
+        got = run_trials(sweep_helpers.die_once, params, range(20), executor="pool",
+                         workers=2, batch=3)
     assert (tmp_path / "died").exists()  # the worker really died once
     assert got == [{"outcome": "ok", "value": str(s + 1)} for s in range(20)]
+    said = [r.getMessage() for r in caplog.records if r.name == "exactattn.sweep"]
+    assert len(said) == 1 and "a pool worker died" in said[0] and "(1 of at most 3)" in said[0]
+
+
+def test_worker_died_warning_counts_batches():
+    from exactattn.sweep.executors import worker_died
+    assert "1 unfinished batch submitted" in worker_died(1, 3, 1)
+    assert "4 unfinished batches submitted" in worker_died(2, 3, 4)
+
+
+def _configs(*specs):
+    """ConfigSummary stand-ins: (status-relevant fields) for Summary.verdict."""
+    from collections import Counter
+    from exactattn.sweep.summary import ConfigSummary, Summary
+    out = [ConfigSummary("f", {"i": i}, 20, Counter(ok=20), Fraction(0), (0, 0), **kw)
+           for i, kw in enumerate(specs)]
+    return Summary(out, Fraction(99, 100), Fraction(1, 100))
+
+
+def test_the_verdict_never_says_a_bound_held_when_it_was_not_tested():
+    """An untested bound (too few trials) is named in the ok line; a FAIL names its
+    configurations with a correct plural."""
+    assert _configs({}, {}).verdict() == "ok: every configuration holds"
+    untested = _configs({"bound_untested_below": 100}, {}).verdict()
+    assert untested.startswith("ok: ") and "holds" not in untested
+    assert "not tested in 1 of 2 configurations (it needs 100 trials each)" in untested
+    assert _configs({"outside": 1}, {}).verdict().startswith("FAIL: 1 configuration: f ")
+    assert _configs({"outside": 1}, {"exceeds": True}).verdict().startswith(
+        "FAIL: 2 configurations: ")
 
 
 # ---------------------------------------------------------------------- exact statistics
@@ -440,7 +471,7 @@ def test_summary_reports_degree_bound_and_verdicts():
         s = summarize(db.rows(spec.trials()), store=db, bound_min_trials=40)
         few = summarize(db.rows(spec.trials()), bound_min_trials=41)
     assert {c.D for c in few.configs} == {None}
-    assert {c.bound_note for c in few.configs} == {"not computed (< 41 trials)"}
+    assert {c.bound_note for c in few.configs} == {"bound not tested (< 41 trials)"}
     by_box = {c.params["box"]: c for c in s.configs}
     from exactattn.analysis import genericity as G
     from exactattn.sweep.trials import model_of

@@ -214,3 +214,22 @@ def test_retry_errors_runs_crashed_trials_again(tmp_path, capsys, monkeypatch):
     assert "forgot 3 trials that had crashed" in out
     with Store(db) as store:
         assert {r["outcome"] for r in store.rows()} == {"recovered"} and store.count() == 3
+
+
+@pytest.mark.parametrize("new", [0, 40])
+def test_the_run_line_says_when_a_pool_worker_died(capsys, new):
+    """A run whose pool was restarted says so on its first line, whether it ran new trials or
+    found nothing left to run (the warning itself is logged when the worker dies)."""
+    from fractions import Fraction
+    from types import SimpleNamespace
+
+    from exactattn.cli.sweep import _print
+    from exactattn.sweep.runner import SweepReport
+    from exactattn.sweep.summary import Summary
+    summary = Summary([], Fraction(99, 100), Fraction(1, 100))
+    for restarts in (0, 2):
+        report = SweepReport(40, 40 - new, new, "pool(2)", 4, 1.0, restarts=restarts)
+        _print(SimpleNamespace(store="s.sqlite"), SimpleNamespace(skipped=0), [None] * 40,
+               {"stored": 40, "missing": [], "duplicated": []}, report, summary, [])
+        first = capsys.readouterr().out.splitlines()[0]
+        assert ("pool restarted 2×" in first) == (restarts == 2), first

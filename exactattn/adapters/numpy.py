@@ -14,6 +14,12 @@ error bars and verdicts hold at it, not at float64's.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 from ..oracles.oracle import Oracle
 
 __all__ = ["numpy_oracle", "as_array_function"]
@@ -44,7 +50,8 @@ def _number(y) -> float:
     return float(arr.reshape(()))
 
 
-def numpy_oracle(f, dim=None, dtype=None, **oracle_args) -> Oracle:
+def numpy_oracle(f: Callable[[Any], Any], dim: int | None = None, dtype: Any = None,
+                 **oracle_args: Any) -> Oracle:
     """A counting :class:`~exactattn.Oracle` around ``f(X) -> number`` with X an (N, d) NumPy
     array (docs/design.md §3, §9).  ``oracle_args`` go to :class:`~exactattn.Oracle`
     (``backend``, ``dps``, ``budget``, ``noise``...); the backend defaults to the learner's,

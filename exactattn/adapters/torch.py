@@ -32,12 +32,15 @@ otherwise.
 float32 layer read at float64's precision was reported as certainly not attention.
 
 **Scale.**  Default initialisation (Xavier-uniform) gives scores of about 0.05–0.1 on the
-float learner's Gaussian queries, so every pole e^{s} of P2's copy-count rational functions
-sits near 1 and near the other heads' poles, and float interpolation breaks from H = 2.
-Learning X ↦ F(cX) instead (heads c²W_h, c·v_h; divide back afterwards) separates the
-poles.  examples/torch_layer.py measures it on a float64 layer with E = 2, H = 2: c = 1, 2
-fail by name, c = 4, 8 give true errors of about 3·10⁻¹¹ and 2·10⁻¹⁰ (first-order bars);
-at E = 4, H = 2 float64 answers are too coarse at every c = 1…8 (docs/models.md).
+float learner's Gaussian queries (:func:`typical_score`), so every pole e^{s} of P2's
+copy-count rational functions sits near 1 and near the other heads' poles, and float
+interpolation breaks from H = 2.  Learning X ↦ F(cX) instead (``oracle(...,
+input_scale=c)``, c a power of two; heads c²W_h, c·v_h, mapped back by :func:`unscale`)
+separates the poles; too large a c puts a pole so far from 1 that its residue is lost.
+:func:`suggested_scale` takes c²·score ≈ 1.  benchmarks/bench_torch_layer.py measures it at
+E = 4, H = 2 (docs/models.md): c = 4 certifies 7 of 10 default float64 layers, c = 1 and
+c = 8 none.  The declared precision's remedy names the scale and the weights' exact route,
+so an ill-conditioned failure says both.
 """
 
 from __future__ import annotations
@@ -49,17 +52,18 @@ from ..arith.numbers import to_rational, to_vector
 from ..models.attention import AttentionHead, MultiHeadAttention
 from ..oracles.oracle import Oracle
 
-__all__ = ["oracle", "heads", "constant_offset", "load", "state_of", "AttentionWeights"]
+__all__ = ["AttentionWeights", "constant_offset", "heads", "load", "oracle", "state_of",
+           "suggested_scale", "typical_score", "unscale", "weights_command"]
 
 
 def _torch():
     try:
         import torch
     except ImportError:
-        raise ImportError("the torch adapter needs PyTorch: pip install \".[torch]\" from a "
-                          "clone of exactattn, or any torch build for your machine (CPU only: "
-                          "pip install torch --index-url "
-                          "https://download.pytorch.org/whl/cpu)") from None
+        raise ImportError("the torch adapter needs PyTorch: install its CPU wheel, pip "
+                          "install torch --index-url https://download.pytorch.org/whl/cpu "
+                          "(a plain pip install torch fetches the CUDA build on Linux, "
+                          "several GB), or any torch build for your machine") from None
     return torch
 
 
@@ -225,6 +229,8 @@ def constant_offset(mha, readout, num_heads=None) -> Fraction:
 
 
 def _weights(mha, num_heads):
+    if isinstance(mha, AttentionWeights):
+        return mha
     if isinstance(mha, dict):
         if num_heads is None:
             raise ValueError("a state dict does not record num_heads: pass num_heads=")
@@ -236,9 +242,12 @@ def _weights(mha, num_heads):
 
 
 # ---------------------------------------------------------------------- the oracle
-def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> Oracle:
+def oracle(mha, readout, dtype=None, threads: int | None = 1, input_scale=1,
+           **oracle_args) -> Oracle:
     """A counting, no-peek :class:`~exactattn.Oracle` whose answers are torch's own forward
-    pass F(X) = rᵀ mha(X, X, X)[final position] (docs/design.md §3, §9).
+    pass F(X) = rᵀ mha(X, X, X)[final position] (docs/design.md §3, §9), or F(cX) with
+    ``input_scale`` = c, a power of two (exact in binary floating point): its heads are
+    (c²W_h, c·v_h), mapped back by :func:`unscale` (module docstring, Scale).
 
     The query's tokens become one sequence (batch of 1, in the layer's batch_first layout)
     in ``dtype`` (default: the layer's own, float32 or float64; ``dtype=torch.float64`` runs
@@ -276,6 +285,8 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
     if dtype != param.dtype:
         import copy
         mha = copy.deepcopy(mha).to(dtype)
+    c_in = _power_of_two(input_scale)
+    scale_in = float(c_in)
     r_exact = _readout(readout, w.E)
     r = torch.tensor([float(x) for x in r_exact], dtype=torch.float64, device=param.device)
     c_exact = constant_offset(mha, r_exact)
@@ -283,7 +294,7 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
     batch_first = bool(getattr(mha, "batch_first", False))
 
     def query(tokens):
-        X = torch.tensor([[float(x) for x in tok] for tok in tokens], dtype=dtype,
+        X = torch.tensor([[scale_in * float(x) for x in tok] for tok in tokens], dtype=dtype,
                          device=param.device)
         X = X.unsqueeze(0) if batch_first else X.unsqueeze(1)
         before = torch.get_num_threads()
@@ -300,7 +311,7 @@ def oracle(mha, readout, dtype=None, threads: int | None = 1, **oracle_args) -> 
 
     query.__name__ = f"torch_{type(mha).__name__}"
     o = Oracle(query, dim=w.E, **oracle_args)
-    o.declared_precision = _precision(fmt, c_exact)
+    o.declared_precision = _precision(fmt, c_exact, _remedy(w, r_exact, c_in))
     return o
 
 
@@ -315,17 +326,132 @@ def _formats(torch):
     return _FORMATS
 
 
-def _precision(fmt, c):
+def _precision(fmt, c, remedy):
     """The declared precision of a forward pass in ``fmt`` (oracle docstring), as the plain
     record the learners read (:func:`exactattn.learners.result.precision.declared_precision`): the
-    format and the factor 1 + |c| for a bias constant c."""
+    format, the factor 1 + |c| for a bias constant c, and what to do when the learner cannot
+    certify at it (``remedy``, behind the float format's own)."""
     out = {"format": fmt, "scale": 1 + abs(c),
-           "source": f"torch {fmt} forward pass (the module's dtype)"}
+           "source": f"torch {fmt} forward pass (the module's dtype)", "remedy": remedy}
     if fmt != "float64":
         out["remedy"] = (f"the layer computes in {fmt}: run its forward pass in float64 "
                          f"(η ≈ 5.7e-14) — layer.double(), or "
-                         f"exactattn.adapters.torch.oracle(layer, readout, dtype=torch.float64)")
+                         f"exactattn.adapters.torch.oracle(layer, readout, "
+                         f"dtype=torch.float64); {remedy}")
     return out
+
+
+# ---------------------------------------------------------------------- scale
+def _power_of_two(c) -> Fraction:
+    """``input_scale`` as the exact power of two it must be (c·x is then exact in binary
+    floating point, so F(cX) is asked exactly)."""
+    q = _exact(c, "input_scale") if not isinstance(c, bool) else None
+    if q is None or q <= 0 or q.numerator & (q.numerator - 1) or \
+            q.denominator & (q.denominator - 1):
+        raise ValueError(f"input_scale must be a power of two (1, 2, 4, 8, 1/2 …: c·x is then "
+                         f"exact in floating point), got {c!r}")
+    return q
+
+
+def _float_heads(w):
+    """Each head's W_h = W_k,hᵀ W_q,h/√d_head in float64 (display and suggestions only)."""
+    import numpy as np
+    out = []
+    for h in range(w.H):
+        rows = w.rows(h)
+        Wq = np.array([[float(x) for x in r] for r in w.Wq[rows]])
+        Wk = np.array([[float(x) for x in r] for r in w.Wk[rows]])
+        out.append(Wk.T @ Wq / math.sqrt(w.d_head))
+    return out
+
+
+#: samples of :func:`typical_score` (a fixed seed: the same figure for the same layer)
+SCORE_SAMPLES = 256
+
+
+def typical_score(mha, num_heads: int | None = None) -> float:
+    """``mha`` (a module, a state dict with ``num_heads``, or AttentionWeights): the median
+    over the multi-head learner's random (u, x) — Gaussian entries of variance
+    1/E (:func:`exactattn.learners.p2.recovery.random_bases`) — of max_h |uᵀW_h x|: the size of
+    the scores s = u·W_h x behind the poles z_h = e^s of P2's copy-count families (module
+    docstring, Scale).  Float64, from the weights; a fixed sample of SCORE_SAMPLES pairs."""
+    import random
+    w = _weights(mha, num_heads)
+    Ws = _float_heads(w)
+    rng = random.Random(0)
+    sd = w.E ** -0.5
+    import numpy as np
+    got = []
+    for _ in range(SCORE_SAMPLES):
+        u = np.array([rng.gauss(0, sd) for _ in range(w.E)])
+        x = np.array([rng.gauss(0, sd) for _ in range(w.E)])
+        got.append(max(abs(float(u @ W @ x)) for W in Ws))
+    return float(np.median(got))
+
+
+def suggested_scale(mha, num_heads: int | None = None) -> int | Fraction:
+    """The input scale c (a power of two) that brings c²·:func:`typical_score` nearest to 1 on
+    a log scale: poles e^s spread out from 1 without growing so far from 1 that a term
+    c_h/(1 + m·z_h) drops below the answers' precision (module docstring, Scale; the figures
+    of docs/models.md)."""
+    return _scale_for(typical_score(mha, num_heads))
+
+
+def _scale_for(s: float):
+    """The power of two c nearest (on a log scale) to 1/√s, so that c²s ≈ 1."""
+    if not s > 0:
+        return 1
+    k = round(-math.log2(s) / 2)
+    return 2 ** k if k >= 0 else Fraction(1, 2 ** -k)
+
+
+def unscale(result, input_scale) -> tuple:
+    """(model, bound): the heads learned from ``oracle(..., input_scale=c)`` mapped back to
+    F's own, W_h = W'/c², v_h = v'/c, and the result's error bar mapped with them: a bar b
+    on (W', v') bounds their error by b/min(c, c²) (None without a bar)."""
+    from ..models.attention import AttentionHead, MultiHeadAttention
+    c = _power_of_two(input_scale)
+    heads = result.heads if hasattr(result, "heads") else result
+    pairs = [(h.W, h.v) if hasattr(h, "W") else h for h in heads]
+    model = MultiHeadAttention([AttentionHead([[x / (c * c) for x in row] for row in W],
+                                              [x / c for x in v]) for W, v in pairs])
+    bar = getattr(result, "error_bar", None)
+    return model, None if bar is None else bar.bound / min(c, c * c)
+
+
+def _readout_text(r) -> str:
+    """The ``--readout`` argument of ``exactattn model from-torch`` for r."""
+    if sum(1 for x in r if x) == 1 and max(r) == 1:
+        return f"e{r.index(1)}"
+    return ",".join(str(x) for x in r)
+
+
+def weights_command(readout, E: int | None = None) -> str:
+    """The commands that learn a saved layer from its weights, exactly (docs/models.md,
+    Files): ``torch.save`` then ``exactattn model from-torch … | learn --model``."""
+    r = _readout(readout, E if E is not None else len(list(readout)))
+    return (f"torch.save(layer, 'mha.pt'), then exactattn model from-torch mha.pt --readout "
+            f"{_readout_text(r)} > m.json && exactattn learn multi-head --model m.json")
+
+
+def _remedy(w, r, c_in) -> str:
+    """What an ill-conditioned run of this layer can do (the declared precision's remedy):
+    the input scale the scores suggest, and the weights' exact route."""
+    s = typical_score(w)
+    now = s * float(c_in) ** 2
+    best = _scale_for(s)
+    where = ("the poles e^score crowd near 1" if now < 0.5 else
+             "poles far from 1 hide their residues" if now > 3 else "")
+    if best != c_in:
+        step = (f"learn X ↦ F(cX) with c = {best}: "
+                f"exactattn.adapters.torch.oracle(layer, r, input_scale={best}), then "
+                f"exactattn.adapters.torch.unscale(result, {best})")
+    else:
+        step = f"input_scale={best} is the scale the scores suggest"
+    return (f"this layer's scores on the learner's queries are about {now:.2g}"
+            f"{f' ({where})' if where else ''}: {step}; or learn it from its weights, exactly: "
+            f"{weights_command(r, w.E)}")
+
 
 
 # ---------------------------------------------------------------------- files

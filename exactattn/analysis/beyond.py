@@ -14,7 +14,7 @@ import time
 __all__ = ["SCHEMES", "measure_schemes", "low_rank_model"]
 
 #: column order of the side-by-side table
-SCHEMES = ("P1", "P2", "economy", "adaptive", "low-rank")
+SCHEMES = ("P1", "P2", "economy", "adaptive", "low-rank", "design")
 
 
 def low_rank_model(d: int, H: int, r: int, seed: int):
@@ -43,9 +43,13 @@ def _run(fn, model):
 
 def measure_schemes(d: int, H: int, H0: int | None = None, rank: int = 1, seed: int = 0) -> dict:
     """One (d, H) row: the floor H(d²+d), and the measured counts of P1 (H = 1), P2, economy,
-    adaptive (told only H0, default 2H) and multi-head low rank (heads of rank ``rank``,
-    given; its own floor H(r(2d−r)+d)), each with its ratio to its floor."""
+    adaptive (told only H0, default 2H), multi-head low rank (heads of rank ``rank``,
+    given; its own floor H(r(2d−r)+d)) and the design learner (told H; no random draw,
+    certified by Theorem A), each with its ratio to its floor; ``design_formula`` and
+    ``design_max_length`` are the design learner's count d + (2H−1)((2H−1)(d²−1)+d) and
+    length 2H (:func:`~exactattn.learners.beyond.design_learner.design_learner_count`)."""
     from .floor import dimension_floor
+    from ..learners.beyond.design_learner import design_learner_count, family_samples
     from ..learners.multi_head import learn_multi_head
     from ..learners.beyond.multi_low_rank import low_rank_floor
     from ..learners.p1.single_head import learn_single_head
@@ -63,6 +67,9 @@ def measure_schemes(d: int, H: int, H0: int | None = None, rank: int = 1, seed: 
     lr = low_rank_model(d, H, min(rank, d), seed * 1000 + 7 * d + H)
     row["low-rank"] = _run(lambda o: learn_multi_head(o, d, heads=H, rank=min(rank, d),
                                                       seed=seed), lr)
+    row["design"] = _run(lambda o: learn_multi_head(o, d, heads=H, schedule="design"), model)
+    row["design_formula"] = design_learner_count(d, H, H, told=True)
+    row["design_max_length"] = family_samples(H, H) + 1
     for name in SCHEMES:
         entry = row[name]
         if entry and entry.get("queries"):

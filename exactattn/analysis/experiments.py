@@ -1,5 +1,5 @@
 """Small experiments shared by the benchmarks, the examples, ``exactattn counts`` and
-``exactattn demo`` (issue 8), so that each is computed in one place.
+``exactattn demo``, so that each is computed in one place.
 
 * :func:`copy_count_terms` / :func:`copy_count_samples` — the P2 copy-count family I(u, x)
   of a known model: its partial-fraction terms from the parameters, and its samples from an

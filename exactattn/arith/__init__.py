@@ -16,11 +16,12 @@ __all__ = ["Backend", "ExactBackend", "MPBackend", "FloatBackend", "SymbolicBack
 BACKENDS = ("exact", "mp", "float", "symbolic")
 
 
-def get_backend(backend="exact", dps=None) -> Backend:
+def get_backend(backend: str | Backend = "exact", dps: int | None = None) -> Backend:
     """A backend by name ("exact", "mp", "float", "symbolic") or the instance itself."""
     if isinstance(backend, Backend):
         if dps is not None and getattr(backend, "dps", dps) != dps:
-            raise ValueError(f"backend {backend!r} has dps={backend.dps}, but dps={dps} was asked")
+            raise ValueError(f"backend {backend!r} has dps={getattr(backend, 'dps', None)}, "
+                             f"but dps={dps} was asked")
         return backend
     if backend == "exact":
         _no_dps(backend, dps)

@@ -30,18 +30,22 @@ anywhere here.
 
 from __future__ import annotations
 
+from fractions import Fraction
+from math import comb
 from operator import mul
 
 from flint import fmpq
 
-from .expfield import ExpElement, R, check_product, poly, term_limit
+from .expfield import ExpElement, R, check_product, poly
 
 __all__ = ["TokenGroup", "PackedElement", "GROUP_TERMS", "GROUP_TOKENS", "grouped",
            "head_polynomials"]
 
-#: images in F_p through the heads' weights (polynomials in μ mod p) only for at most
-#: GROUP_TOKENS distinct tokens and n^H ≤ GROUP_TERMS choices; larger answers (many distinct
-#: tokens, each once) take the polynomials' image.
+#: images in F_p without expanding the answer: two-token answers (P2's copy-count families)
+#: at every H through polynomials in μ₁/μ₂ of degree H; others through the heads' weights
+#: (one per μ-monomial, C(n+H−1, H) of them) for at most GROUP_TOKENS distinct tokens and
+#: GROUP_TERMS monomials; larger answers (many distinct tokens, each once) take the
+#: polynomials' image.
 GROUP_TERMS = 1 << 12
 GROUP_TOKENS = 8
 
@@ -52,8 +56,11 @@ _RED = ExpElement.__dict__["_reduced"]
 
 
 def grouped(n: int, H: int) -> bool:
-    """Whether answers with n distinct tokens on H heads take their images from the weights."""
-    return 1 <= H and n <= GROUP_TOKENS and n ** H <= GROUP_TERMS
+    """Whether answers with n distinct tokens on H heads take their images in F_p from the
+    heads' data, unexpanded (docs/design.md §2.1): n = 2 at every H (polynomials in μ₁/μ₂,
+    :meth:`~.modular.ModularImage.images`), otherwise at most GROUP_TOKENS tokens and
+    C(n+H−1, H) ≤ GROUP_TERMS weights (:meth:`TokenGroup.image_weights`)."""
+    return 1 <= H and (n == 2 or (n <= GROUP_TOKENS and comb(n + H - 1, H) <= GROUP_TERMS))
 
 
 def head_polynomials(heads, mult, Da: int):
@@ -90,17 +97,11 @@ class TokenGroup:
         self.n, self.H, self.L, self.Da, self._twin, self._key = n, H, L, Da, None, None
         lows = [min(ks) for ks in scores]
         highs = [max(ks) for ks in scores]
-        # the answers have as many terms as the direct evaluation's: the same refusal
-        # (at most n^H terms: only then can the bound be exceeded)
-        if n ** H > term_limit():
-            check_product(*(len(set(ks)) for ks in scores),
-                          span=sum(h - lo for h, lo in zip(highs, lows)), what="this answer")
         #: per head (k_hi − min_i k_hi, a_hi): D_h and N_h themselves
         self.heads = tuple([(tuple([k - lo for k in ks]) if lo else tuple(ks), tuple(vals))
                             for ks, vals, lo in zip(scores, values, lows)])
         self._span = sum(highs) - sum(lows)
-        #: whether images take the weights (:meth:`image_weights`; at most GROUP_TOKENS
-        #: distinct tokens and n^H ≤ GROUP_TERMS), not the polynomials
+        #: whether images come from the heads' data, unexpanded (:func:`grouped`)
         self.weighable = grouped(n, H)
         self._ends = None
 
@@ -319,6 +320,20 @@ class PackedElement(ExpElement):
 
     def is_zero(self) -> bool:
         return False
+
+    def is_rational(self) -> bool:
+        """True without expanding for one distinct token (each head's softmax gives it
+        weight 1: the answer is Σ_h a_h / D_a, P2's constant F([x]) = v·x); otherwise
+        decided on the polynomials."""
+        if self.packed is not None and self._group.n == 1:
+            return True
+        return super().is_rational()
+
+    def as_rational(self) -> Fraction:
+        """Σ_h a_h / D_a for one distinct token (:meth:`is_rational`), unexpanded."""
+        if self.packed is not None and self._group.n == 1:
+            return Fraction(sum(vals[0] for _, vals in self._group.heads), self._group.Da)
+        return super().as_rational()
 
     def __eq__(self, other):
         if type(other) is PackedElement and self._mult == other._mult \

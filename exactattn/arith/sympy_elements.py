@@ -12,6 +12,11 @@ ValueError that names the offending subexpression.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sympy
+
 from fractions import Fraction
 
 from .expfield import ExpElement, exp_rational
@@ -19,7 +24,7 @@ from .expfield import ExpElement, exp_rational
 __all__ = ["from_sympy"]
 
 
-def from_sympy(expr) -> ExpElement:
+def from_sympy(expr: sympy.Expr) -> ExpElement:
     """The exact element of Q(e^{1/L}) that a SymPy expression denotes (docs/design.md §2).
 
     Accepted: sympy Integer / Rational (and Python int / Fraction), ``exp(q)`` and ``E**q``

@@ -137,9 +137,11 @@ def int_range(text: str):
     return range(a, b + 1)
 
 
-def add_backend_args(p, default="exact"):
+def add_backend_args(p, default="exact", shown=None):
+    """--backend and --dps; ``shown`` is the help's text for a default of None (a backend
+    the command chooses itself)."""
     p.add_argument("--backend", choices=["exact", "mp", "float"], default=default,
-                   help="arithmetic backend (default %(default)s)")
+                   help=f"arithmetic backend (default {shown or default})")
     p.add_argument("--dps", type=int_in(MIN_DPS, MAX_DPS), default=None,
                    help=f"decimal digits for the mp backend (default 50, at least {MIN_DPS})")
 

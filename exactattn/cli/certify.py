@@ -42,9 +42,10 @@ def run(args):
     if oracle_model.dim != M.dim:
         raise ValueError(f"{args.model} has dimension {oracle_model.dim} but {args.against} "
                          f"has {M.dim}: M must have the oracle's dimension")
-    if not oracle_model.is_rational:
-        raise ValueError(f"{args.model}: certify compares answers exactly in Q(t), so the "
-                         f"oracle's model needs rational entries")
+    for path, m in ((args.model, oracle_model), (args.against, M)):
+        if not m.is_rational:
+            raise ValueError(f"{path}: certify compares answers exactly in Q(t), so the model "
+                             f"needs rational entries")
     c = certify(Oracle(oracle_model, backend="exact"), M, heads_bound=args.heads_bound,
                 force=args.force)
     if c.holds and args.certificate:

@@ -4,10 +4,11 @@ maximum lengths beside P2's formulas 4Hd²−2H+1 and 2H+1 (docs/design.md §7).
 ``--bound-offset K`` the learner is told only H₀ = H + K, and the formulas use H₀.
 
 ``--beyond`` prints instead, side by side for every (d, H), the floor H(d²+d) and the measured
-counts of P1 (H = 1), P2, economy, adaptive (told H₀ = H + K, default K = H) and multi-head
-low rank (heads of rank ``--rank``, beside its own floor H(r(2d−r)+d)), with ratios to the
-floor (docs/design.md §10); every count comes from a run whose recovered model is the exact
-canonical form, certified in Q(t)."""
+counts of P1 (H = 1), P2, economy, adaptive (told H₀ = H + K, default K = H), multi-head
+low rank (heads of rank ``--rank``, beside its own floor H(r(2d−r)+d)) and the design learner
+(told H; no random draw, Theorem A), with ratios to the floor (docs/design.md §10, §12), and
+the design learner's formulas d + (2H−1)((2H−1)(d²−1)+d) queries of length 2H; every count
+comes from a run whose recovered model is the exact canonical form, certified in Q(t)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,10 @@ def _work(args) -> int:
     for d in args.dims:
         for H in args.heads:
             if args.beyond:
-                total += 4 * p2_work(d, H) + p2_work(d, H, H + (args.bound_offset or H))
+                # P1, P2, economy, low rank, the design learner (about 2H times P2's
+                # answers), and the adaptive schedule at its bound
+                total += (4 + 2 * H) * p2_work(d, H) + \
+                    p2_work(d, H, H + (args.bound_offset or H))
             else:
                 total += p2_work(d, H, H + args.bound_offset)
     return total
@@ -116,12 +120,14 @@ def run_beyond(args):
         w = 16
         print(f"{'d':>3} {'H':>3} {'floor':>6} " + " ".join(
             f"{(n + ('(H0)' if n == 'adaptive' else '') + (f'(r={args.rank})' if n == 'low-rank' else '')):>{w}}"
-            for n in SCHEMES) + f" {'rank-r floor':>12}")
+            for n in SCHEMES) + f" {'rank-r floor':>12} {'design formula':>14} {'2H':>3}")
         for r in rows:
             print(f"{r['dim']:>3} {r['heads']:>3} {r['floor']:>6} " +
-                  " ".join(f"{_cell(r[n]):>{w}}" for n in SCHEMES) + f" {r['low_rank_floor']:>12}")
+                  " ".join(f"{_cell(r[n]):>{w}}" for n in SCHEMES) + f" {r['low_rank_floor']:>12}"
+                  f" {r['design_formula']:>14} {r['design_max_length']:>3}")
         print("counts measured by running each learner (exact canonical recovery, certified in "
               "Q(t)); ratio to the floor H(d²+d) (low rank: to H(r(2d−r)+d)); adaptive told "
-              "H0 = H + " + (str(args.bound_offset) if args.bound_offset else "H"))
+              "H0 = H + " + (str(args.bound_offset) if args.bound_offset else "H") + "; design "
+              "told H: formula d + (2H−1)((2H−1)(d²−1)+d) queries of length 2H")
     bad = [r for r in rows for n in SCHEMES if r[n] is not None and r[n].get("error") == "WRONG"]
     return 1 if bad else 0

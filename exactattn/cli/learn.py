@@ -1,5 +1,5 @@
 """`exactattn learn single-head|multi-head|low-rank|transformer|causal --dim D [--heads H]
-[--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
+[--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank|design] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
 [--model FILE] [--save FILE] [--json]` (docs/design.md §7).
 
 Draws a seeded random model (rational entries for exact, Gaussian for mp/float; for low-rank
@@ -23,7 +23,7 @@ from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer", "causal")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
-SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank", "design")
 
 
 def register(sub):
@@ -48,7 +48,9 @@ def register(sub):
     p.add_argument("--schedule", choices=SCHEDULES, default=None,
                    help="multi-head: p2 (the published schedule, default), economy (H known), "
                         "adaptive (H* read under --heads-bound), low-rank (rank revealed "
-                        "unless --rank is told); beyond P2: docs/design.md §10")
+                        "unless --rank is told); beyond P2: docs/design.md §10; design "
+                        "(exact, no random draw: Theorem A's moment-curve design, certified "
+                        "'the oracle is M' by its own answers, docs/design.md §12)")
     p.add_argument("--rank-bound", type=int_in(0, MAX_DIM), default=None,
                    help="low-rank: tell the learner only R0 ≥ R (the rank is revealed)")
     p.add_argument("--reveal-rank", action="store_true",
@@ -61,7 +63,8 @@ def register(sub):
                         "the learner as a bound")
     p.add_argument("--method", choices=("p1", "p2"), default=None,
                    help="transformer: p2 (P2 extension, default) or p1 (P1 reduction, one head)")
-    add_backend_args(p)
+    add_backend_args(p, default=None, shown="exact; mp for a --model file with real entries, "
+                                             "as the Python API chooses")
     p.add_argument("--oracle-digits", type=int_in(1, MAX_DPS), default=None,
                    help="mp/float: the oracle's precision, 10^-N per answer (its answers are "
                         "rounded to N+1 significant digits); inferred when not given")
@@ -74,6 +77,9 @@ def register(sub):
     p.add_argument("--save", default=None, metavar="FILE", type=output_file("file"),
                    help="write the recovered (canonical) model to FILE as model JSON")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the full statement of what the result proves (the default "
+                        "prints its first clause; --json carries both)")
     p.add_argument("--certificate", metavar="FILE", default=None, type=output_file("file"),
                    help="exact single-head, multi-head, low-rank: write a stand-alone "
                         "consistency-and-genericity certificate of the run that "
@@ -188,6 +194,9 @@ def _check_args(a):
     if a.schedule in ("economy", "low-rank") and a.heads_bound is not None:
         raise ValueError(f"--schedule {a.schedule} needs H known (--heads); with only "
                          f"--heads-bound use --schedule adaptive")
+    if a.schedule == "design" and a.backend != "exact":
+        raise ValueError("--schedule design needs --backend exact (Theorem A compares answers "
+                         "exactly in Q(t))")
     if a.certificate is not None and (a.backend != "exact" or a.variant == "transformer"):
         raise ValueError("--certificate needs the exact backend and single-head, multi-head or "
                          "low-rank")
@@ -254,6 +263,13 @@ def _fit_design_certificate(a):
 def _check_work(a):
     check_work(f"learn {a.variant} at d={a.dim}, H={a.heads}"
                f"{f', K={a.hidden}' if a.hidden else ''}", _work(a), a.force)
+    if a.certificate is not None and a.variant == "multi-head" and not a.certify_unique:
+        # a run certificate writes every answer expanded (learners/p2/cost.py)
+        from dataclasses import replace
+        from ..learners.p2.cost import check_budget, estimate_multi_head
+        est = estimate_multi_head(a.dim, a.heads_bound or a.heads or 1, "exact")
+        check_budget(replace(est, what=est.what + " written to --certificate, every answer "
+                             "expanded"), a.force)
 
 
 def _user_model(a):
@@ -267,9 +283,14 @@ def _user_model(a):
                          f"'{'transformer' if transformer else 'multi-head'}'")
     if a.dim is not None and a.dim != model.dim:
         raise ValueError(f"--dim {a.dim} but the model in {a.model} has dimension {model.dim}")
+    if a.backend is None:       # as Oracle(model) decides: real entries → mp
+        a.backend = "exact" if model.is_rational else "mp"
+        if a.backend == "mp":
+            a.backend_note = (f"backend mp chosen: {a.model} has real entries (--backend "
+                              f"float or mp to choose)")
     if a.backend == "exact" and not model.is_rational:
         raise ValueError(f"{a.model} has real entries; the exact backend needs rationals "
-                         f"(use --backend mp or float)")
+                         f"(use --backend mp or float, or leave --backend out)")
     a.dim = model.dim
     if a.heads is None:
         # the model's head count, for the report; the learner is told it only when no
@@ -359,10 +380,13 @@ def run(a):
     from ..arith import get_backend
     from ..errors import LearningFailure
     from ..learners.result.compare import default_tolerance, parameter_error
+    from ..learners.result.proves import headline
     from ..models.attention import same_function
     from ..oracles.oracle import Oracle
     from ..presentation.progress import Progress
     user = _user_model(a) if a.model else None
+    if a.backend is None:
+        a.backend = "exact"
     _check_args(a)
     _check_work(a)
     be = get_backend(a.backend, a.dps)            # bad --dps combinations: ValueError → 2
@@ -407,9 +431,12 @@ def run(a):
                max_length=result.max_length, expected_queries=result.expected_queries,
                expected_max_length=result.expected_max_length,
                validation_queries=result.validation_queries, proves=result.proves,
+               proves_headline=headline(result),
                recovered=bool(recovered), recovered_heads=len(result.heads),
                max_error=_number(err), max_error_text=_text(err), tolerance=_number(tol),
-               certified=bool(result.certificate), notes=list(result.notes),
+               certified=bool(result.certificate),
+               notes=list(result.notes) + ([a.backend_note] if getattr(a, "backend_note", None)
+                                           else []),
                seconds=round(seconds, 6))
     if getattr(result, "uniqueness", None) is not None:
         out["unique_queries"] = result.unique_queries
@@ -427,7 +454,7 @@ def run(a):
         out["saved"] = a.save
     if a.certificate is not None:
         out["certificate"] = _write_certificate(a.certificate, result, model)
-    print(dump(out) if a.json else _summary(out))
+    print(dump(out) if a.json else _summary(out, a.verbose))
     return 0 if recovered else 1
 
 
@@ -495,7 +522,9 @@ def _inexact_how(o):
             f"precision {bar['precision']['eta']} ({bar['precision']['source']})")
 
 
-def _summary(o):
+def _summary(o, verbose=False):
+    """The report of a run: counts, the verdict, ``proves:`` (its headline; the full text
+    when ``verbose``), the time and the notes."""
     counts = f"queries {o['queries']}"
     if o["expected_queries"] is not None:
         counts += f" (expected {o['expected_queries']})"
@@ -504,7 +533,8 @@ def _summary(o):
         counts += f" (expected {o['expected_max_length']})"
     if o.get("certified_unique"):
         counts += f"; + {o['unique_queries']} queries to certify uniqueness"
-    counts += f"; + {o['validation_queries']} validation queries (counted apart)"
+    n = o["validation_queries"]
+    counts += f"; + {n} validation quer{'y' if n == 1 else 'ies'} (counted apart)"
     how = "exact canonical equality" if o["backend"] == "exact" else _inexact_how(o)
     model = f"d={o['dim']}, H={o['heads']}"
     if o["rank"] is not None:
@@ -516,7 +546,8 @@ def _summary(o):
              + (", certified exactly" if o["certified"] else ""),
              f"time {o['seconds']:.3f} s"]
     if o.get("proves"):
-        lines.insert(3, f"proves: {o['proves']}")
+        lines.insert(3, f"proves: {o['proves']}" if verbose or not o.get("proves_headline")
+                     else f"proves: {o['proves_headline']} (-v: the full statement)")
     lines += [f"note: {n}" for n in o["notes"]]
     if o.get("saved"):
         lines.append(f"recovered model written to {o['saved']}")

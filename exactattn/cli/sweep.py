@@ -267,8 +267,8 @@ def _print(a, spec, trials, audit, report, summary, paths):
                  f"{report.executor}, batches of {report.batch}")
     elif report is not None:
         line += ", nothing left to run"
-        if report.restarts:
-            line += f", pool restarted {report.restarts}×"
+    if report is not None and report.restarts:
+        line += f"; a pool worker died: pool restarted {report.restarts}×"
     print(line)
     if audit["missing"]:
         print(f"INCOMPLETE: {len(audit['missing'])} trials not stored (run again to resume)")
@@ -286,7 +286,5 @@ def _print(a, spec, trials, audit, report, summary, paths):
     print(time_table(summary))
     for p in paths:
         print(f"wrote {p}")
-    bad = [c for c in summary.configs if c.status != "ok"]
     print()
-    print("ok: every configuration holds" if not bad else
-          f"FAIL: {len(bad)} configuration(s): " + "; ".join(c.label() for c in bad))
+    print(summary.verdict())

@@ -10,6 +10,12 @@ Every detected failure raises a named :class:`~exactattn.errors.LearningFailure`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._typing import BackendLike, Bound, OracleLike, Progress
+    from .result import LearnResult
+
 import random
 import time
 
@@ -25,15 +31,19 @@ from .result.validation import validate, validation_count
 __all__ = ["learn_multi_head", "SCHEDULES"]
 
 #: "p2": the published schedule; "economy", "adaptive": beyond P2 (docs/design.md §10)
-SCHEDULES = ("p2", "economy", "adaptive", "low-rank")
+SCHEDULES = ("p2", "economy", "adaptive", "low-rank", "design")
 
 
 # ---------------------------------------------------------------------- public API
-def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dps=None,
-                     seed=None, resample=False, max_attempts=5, box=None, certify=True,
-                     progress=None, oracle_precision=None, accuracy=None, schedule="p2",
-                     rank=None, force=False, validate=None, certify_unique=False,
-                     unique_families=None):
+def learn_multi_head(oracle: OracleLike, dim: int, heads: int | None = None,
+                     heads_bound: int | None = None, backend: BackendLike | None = None,
+                     dps: int | None = None, seed: int | None = None, resample: bool = False,
+                     max_attempts: int = 5, box: int | None = None, certify: bool = True,
+                     progress: Progress | None = None, oracle_precision: Bound = None,
+                     accuracy: Bound = None, schedule: str = "p2", rank: int | None = None,
+                     force: bool = False, validate: int | None = None,
+                     certify_unique: bool = False,
+                     unique_families: int | None = None) -> LearnResult:
     """Learn the canonical heads of multi-head attention from value queries (P2, main
     theorem; docs/design.md §4.3 schedule): exactly 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1,
     with H₀ = heads when H is known, else heads_bound.
@@ -103,6 +113,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
                          "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
     H0 = head_bound(heads, heads_bound)
     orc = as_oracle(oracle, dim, backend, dps)
     be = orc.backend
@@ -115,6 +127,8 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
     if be.name == "exact" and (not isinstance(box, int) or isinstance(box, bool) or box < 1):
         raise ValueError(f"box must be a positive integer, got {box!r}")
     n_valid = validation_count(validate, H0)
+    if schedule == "design":
+        return _learn_design(orc, dim, heads, heads_bound, n_valid, seed, progress, force)
     check_cost(dim, heads, heads_bound, be.name, validate, schedule, force)
     if schedule == "p2":
         orc.reserve(published_count(dim, H0) + n_valid,
@@ -172,6 +186,7 @@ def learn_multi_head(oracle, dim, heads=None, heads_bound=None, backend=None, dp
             _certify_unique(result, orc, H0, rng, unique_families, progress, schedule, force)
         _validate(result, orc, dim, H0, n_valid, rng, be, box, schedule, progress, force)
         return result
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 #: failures that an oracle with more heads than told produces on the P2 schedule
@@ -196,16 +211,17 @@ def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
 def check_cost(dim, heads=None, heads_bound=None, backend="exact", validate=None,
                schedule="p2", force=False):
     """The cost checks ``learn_multi_head`` makes before its first query (docs/design.md
-    §2.3): the schedule at H₀ (on the exact P2 schedule priced at one-head answers until the
-    first copy-count answer shows their size), and, when H is known, the cheapest validation
-    queries at H heads.  Raises CostExceeded above the budget unless ``force``; for sweeps
-    and other drivers that refuse a configuration before running it."""
+    §2.3): the schedule at H₀ (on the exact P2 schedule priced as lazy answers until the
+    first copy-count answer shows their kind, :mod:`.p2.cost`), and, when H is known, the
+    cheapest validation queries at H heads.  Raises CostExceeded above the budget unless
+    ``force``; for sweeps and other drivers that refuse a configuration before running it."""
     H0 = head_bound(heads, heads_bound)
     n_valid = validation_count(validate, H0)
-    check_budget(estimate_multi_head(dim, H0, backend), force, observed=schedule == "p2")
+    lazy = schedule == "p2"
+    check_budget(estimate_multi_head(dim, H0, backend, lazy=lazy), force)
     if heads is not None and n_valid:      # the validation a run of H heads can never avoid
         check_budget(estimate_validation(dim, H0, min(heads, H0), validation_floor(n_valid),
-                                         backend, floor=True), force)
+                                         backend, floor=True, lazy=lazy), force)
 
 
 def _families(n: int) -> str:
@@ -277,12 +293,13 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force
     estimated first, at their shapes and the recovered head count H*
     (:func:`~exactattn.learners.p2.cost.estimate_validation`), and held to the budget
     (CostExceeded unless ``force``)."""
-    from .p2.cost import estimate_validation
+    from .p2.cost import estimate_validation, lazy_run
     from .result.validation import validation_shapes
     seed = rng.getrandbits(64)
     if count:
         shapes = validation_shapes(random.Random(seed), H0, count, result.max_length)
-        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name), force)
+        check_budget(estimate_validation(d, H0, len(result.heads), shapes, be.name,
+                                         lazy=lazy_run(result.transcript)), force)
     try:
         validate(result, orc, H0, count, random.Random(seed), progress=progress)
     except LearningFailure as e:
@@ -292,12 +309,47 @@ def _validate(result, orc, d, H0, count, rng, be, box, schedule, progress, force
     state(result, H0, _statement(result, H0, schedule, box) if be.exact else None)
 
 
+def _learn_design(orc, d, heads, heads_bound, n_valid, seed, progress, force):
+    """``schedule="design"`` (:mod:`.beyond.design_learner`, Theorem A): no draw and no
+    resampling; H₀ = ``heads_bound`` when given (the bound the result covers), else ``heads``;
+    H = ``heads`` when told.  Priced as Theorem A's design at H = H₀ before the first query;
+    the validation shapes come from ``seed`` (0 when None), so a run is a function of the
+    oracle."""
+    from .beyond.design_learner import family_samples, run_design
+    from .design.certify import MAX_DIM, MAX_HEADS_BOUND, estimate_design
+    H0 = heads_bound if heads_bound is not None else heads
+    if orc.backend.name != "exact":
+        raise ValueError(f"schedule='design' runs on the exact backend (Theorem A compares "
+                         f"answers exactly), not {orc.backend.name}")
+    if d > MAX_DIM or H0 > MAX_HEADS_BOUND:
+        raise ValueError(f"schedule='design' writes Theorem A's certificate, which the checker "
+                         f"reads up to d = {MAX_DIM} and H0 = {MAX_HEADS_BOUND}; got d = {d}, "
+                         f"H0 = {H0}")
+    check_budget(estimate_design(d, H0, H0), force)
+    least = d + family_samples(H0, heads)
+    orc.reserve(least + n_valid, f"the design schedule (at least {least} queries at d={d}, "
+                                 f"H0={H0}) and {n_valid} validation queries")
+    start, start_queries = time.perf_counter(), orc.queries
+    result = run_design(orc, d, H0, heads, progress or _silent)
+    result.queries = orc.queries - start_queries
+    result.seconds = time.perf_counter() - start
+    if heads is not None and len(result.heads) < heads:
+        result.notes.append(f"{len(result.heads)} canonical heads found for heads={heads}: "
+                            f"heads merge or cancel in the canonical form")
+    _validate(result, orc, d, H0, n_valid, random.Random(0 if seed is None else seed),
+              orc.backend, DEFAULT_BOX, "design", progress, force)
+    return result
+
+
 def _statement(result, H0, schedule, box):
     """The exact statement of the schedule's own genericity module, or of Theorem A's design
     when uniqueness was certified by it (Lemma B is stated by the P2 genericity module)."""
+    if schedule == "design":
+        from .beyond.design_learner import statement
+        return statement(result, H0)
     if result.uniqueness is not None and result.uniqueness != "lemma-b":
-        return (f"the recovered model reproduces all {result.queries} schedule answers exactly "
-                f"in Q(t); {result.uniqueness.proves}")
+        return (f"{result.uniqueness.proves}; the recovered model reproduces all "
+                f"{result.queries} schedule answers exactly in Q(t)")
     if schedule == "p2":
         from .p2.genericity import statement
         return statement(result, Schedule(result.extra["U"], result.extra["X"], H0), box)

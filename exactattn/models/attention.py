@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import os
 import random
 from fractions import Fraction
 
@@ -103,7 +104,7 @@ class AttentionHead:
         self.W = tuple(tuple(r) for r in to_matrix(W, _param, "W"))
         self.dim = len(self.W)
         self.v = tuple(to_vector(v, _param, "v", self.dim))
-        self._prepared = {}
+        self._prepared: dict = {}
         self._rational = None
 
     @property
@@ -139,7 +140,7 @@ class AttentionHead:
         return f"AttentionHead(d={self.dim}, W={_short(self.W)}, v={_short(self.v)})"
 
     def _repr_latex_(self):
-        """Notebook display: W and v as matrices (issue 8)."""
+        """Notebook display: W and v as matrices."""
         from .latex import latex_heads
         return latex_heads([(self.W, self.v)],
                            r"&\text{head: } f(X) = \textstyle\sum_i \mathrm{softmax}"
@@ -161,8 +162,8 @@ class MultiHeadAttention:
             raise ValueError(f"dim={dim} but the heads have dimension {dims.pop()}")
         # a model with no heads (e.g. the canonical form of heads that cancel) keeps `dim`
         self.dim = dims.pop() if dims else dim
-        self._prepared = {}
-        self._canonical = None
+        self._prepared: dict = {}
+        self._canonical: MultiHeadAttention | None = None
 
     def __getstate__(self):  # pickled without the per-backend cache (it holds flint objects)
         return {**self.__dict__, "_prepared": {}, "_canonical": None}
@@ -255,12 +256,13 @@ class MultiHeadAttention:
         Exact for rational models; heads are returned in a deterministic order
         (lexicographic in W, exact comparison).  Computed once per model (a model is
         immutable)."""
-        if getattr(self, "_canonical", None) is None:     # (a model pickled before the cache)
-            self._canonical = self._merged()
-        return self._canonical
+        canonical = getattr(self, "_canonical", None)   # (a model pickled before the cache)
+        if canonical is None:
+            canonical = self._canonical = self._merged()
+        return canonical
 
     def _merged(self) -> "MultiHeadAttention":
-        groups = {}
+        groups: dict = {}
         for h in self.heads:
             if h.W in groups:
                 groups[h.W] = tuple(a + b for a, b in zip(groups[h.W], h.v))
@@ -287,7 +289,7 @@ class MultiHeadAttention:
         return f"MultiHeadAttention(d={self.dim}, H={len(self.heads)}, heads=[{shown}])"
 
     def _repr_latex_(self):
-        """Notebook display: every head's W_h and v_h as matrices (issue 8)."""
+        """Notebook display: every head's W_h and v_h as matrices."""
         from .latex import latex_heads
         return latex_heads([(h.W, h.v) for h in self.heads],
                            rf"&\text{{multi-head, }} d = {self.dim},\ H = {len(self.heads)}:"
@@ -306,7 +308,8 @@ class MultiHeadAttention:
         return out
 
 
-def same_function(a, b) -> bool:
+def same_function(a: AttentionHead | MultiHeadAttention,
+                  b: AttentionHead | MultiHeadAttention) -> bool:
     """Two multi-head models compute the same function iff their canonical forms are equal
     as sets (P1 Prop 7.1; P2 canonical heads).  Exact on rational models."""
     a = a if isinstance(a, MultiHeadAttention) else MultiHeadAttention(a)
@@ -319,7 +322,8 @@ def _rand_rational(rng, num, den):
     return Fraction(rng.randint(-num, num), den)
 
 
-def random_head(dim: int, seed=None, kind: str = "rational", rng=None) -> AttentionHead:
+def random_head(dim: int, seed: int | None = None, kind: str = "rational",
+                rng: random.Random | None = None) -> AttentionHead:
     """A seeded random head.  rational: W_ij ∈ {−3..3}/4, v_i ∈ {±1..±4}/2 (v_i ≠ 0), so
     scores on the learners' integer query boxes stay moderate; real: Gaussian entries,
     W scaled by 1/(2√d)."""
@@ -327,8 +331,8 @@ def random_head(dim: int, seed=None, kind: str = "rational", rng=None) -> Attent
     if dim < 1:
         raise ValueError(f"dim must be ≥ 1, got {dim}")
     if kind == "rational":
-        W = [[_rand_rational(rng, 3, 4) for _ in range(dim)] for _ in range(dim)]
-        v = [Fraction(rng.choice([-4, -3, -2, -1, 1, 2, 3, 4]), 2) for _ in range(dim)]
+        W: list = [[_rand_rational(rng, 3, 4) for _ in range(dim)] for _ in range(dim)]
+        v: list = [Fraction(rng.choice([-4, -3, -2, -1, 1, 2, 3, 4]), 2) for _ in range(dim)]
     elif kind == "real":
         s = 1.0 / (2 * dim ** 0.5)
         W = [[rng.gauss(0, s) for _ in range(dim)] for _ in range(dim)]
@@ -338,14 +342,15 @@ def random_head(dim: int, seed=None, kind: str = "rational", rng=None) -> Attent
     return AttentionHead(W, v)
 
 
-def random_multi_head(dim: int, heads: int, seed=None, kind: str = "rational",
+def random_multi_head(dim: int, heads: int, seed: int | None = None, kind: str = "rational",
                       distinct: bool = True) -> MultiHeadAttention:
     """H seeded random heads; with distinct=True the W_h are pairwise different, so the model
     is already canonical with exactly H heads."""
     if heads < 0:
         raise ValueError(f"heads must be ≥ 0, got {heads}")
     rng = random.Random(seed)
-    out, seen = [], set()
+    out: list = []
+    seen: set = set()
     tries = 0
     while len(out) < heads:
         h = random_head(dim, kind=kind, rng=rng)
@@ -415,7 +420,7 @@ def _unfmt(s, kind, where, dps=None):
         return decimal_mpf(s, where)
 
 
-def model_to_json(model) -> str:
+def model_to_json(model: AttentionHead | MultiHeadAttention) -> str:
     if isinstance(model, AttentionHead):
         model = MultiHeadAttention([model])
     return json.dumps(model.to_dict(), indent=1)
@@ -477,7 +482,7 @@ def _positive_int(data, key, what):
     return x
 
 
-def model_from_json(text_or_dict) -> MultiHeadAttention:
+def model_from_json(text_or_dict: str | dict) -> MultiHeadAttention:
     """Inverse of :func:`model_to_json`; never evaluates text.  A top-level or head key the
     format does not have, a key written twice, a file of another type (a one-layer
     Transformer: :func:`~exactattn.models.transformer.transformer_from_json`) and numbers
@@ -534,7 +539,7 @@ def model_from_json(text_or_dict) -> MultiHeadAttention:
     return m
 
 
-def load_model(path) -> MultiHeadAttention:
+def load_model(path: str | os.PathLike) -> MultiHeadAttention:
     """The multi-head attention model in the JSON file ``path`` (:func:`model_from_json`); a
     FIFO, device or directory is refused before it is read (reading one would wait forever)."""
     from ..files import read_regular

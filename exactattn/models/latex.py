@@ -1,4 +1,4 @@
-"""Notebook display (issue 8): LaTeX for heads, models and learner results, so Jupyter shows
+"""Notebook display: LaTeX for heads, models and learner results, so Jupyter shows
 the matrices W_h and vectors v_h of a model (docs/design.md §1) or of the recovered canonical heads
 (P2).  Used by the ``_repr_latex_`` / ``_repr_markdown_`` methods of
 :class:`~exactattn.models.AttentionHead`, :class:`~exactattn.models.MultiHeadAttention`,

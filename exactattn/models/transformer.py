@@ -168,8 +168,8 @@ def _kink_form_from_units(heads, units, dim, num: Scalars, blocks: int) -> KinkF
     head blocks that are zero in ℓ and every term are removed (their heads are invisible)."""
     n = blocks * dim
     half = num.half
-    linear = [0] * n
-    lines = []  # [(N, c)]
+    linear: list = [0] * n
+    lines: list = []  # [(N, c)]
     for w, U in units:
         for i in range(n):
             linear[i] = linear[i] + half * w * U[i]
@@ -229,7 +229,7 @@ def units_from_kink_form(form: KinkForm, num: Scalars, max_search: int = 16):
 def _unit_form(heads, units, num: Scalars):
     """(heads, frozenset of (U, w)): U scaled to first nonzero entry ±1, positively parallel
     units merged, zero units dropped (docs/design.md §1: up to permutation and positive rescaling)."""
-    merged = []
+    merged: list = []
     for w, U in units:
         lam, N = normalize_direction(U, num)
         if N is None or num.is_zero(w):
@@ -523,7 +523,8 @@ def transformer_from_json(text_or_dict) -> OneLayerTransformer:
 
 
 # ---------------------------------------------------------------------- random models
-def random_transformer(dim: int, heads: int, hidden: int, seed=None, kind: str = "rational",
+def random_transformer(dim: int, heads: int, hidden: int, seed: int | None = None,
+                       kind: str = "rational",
                        generic: bool = True) -> OneLayerTransformer:
     """A seeded random Transformer (docs/design.md §1).  rational: W_h as in random_head
     ({−3..3}/4), V_h entries {−2..2}/2, A entries {−3..3}, w_j ∈ {±1, ±2, ±3}; real: W_h as
@@ -618,7 +619,7 @@ def random_sequences(dim: int, count: int, max_length: int, seed=None, kind="rat
     p/q with |p| ≤ 20, 1 ≤ q ≤ 8; real: Gaussian) — fresh test queries for functional
     agreement."""
     rng = random.Random(seed)
-    out = []
+    out: list = []
     for _ in range(count):
         n = rng.randint(1, max_length)
         if kind == "rational":

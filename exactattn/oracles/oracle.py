@@ -83,6 +83,10 @@ class Oracle:
     past ``budget`` raises :class:`BudgetExceeded` before it is asked.
     """
 
+    #: the declared precision of the answers, where one is set (numpy_oracle for float32 and
+    #: float16; read by learners/result/precision.py)
+    declared_precision: dict
+
     def __init__(self, target, dim: int | None = None, backend=None, dps=None,
                  budget: int | None = None, noise=None, no_peek: bool = True,
                  record: bool = True, timeout=None):
@@ -132,7 +136,7 @@ class Oracle:
         self.validation_transcript: list[tuple[tuple, object]] = []
         self._validating = False
         #: (query, answer) of the probe that chose the backend of a plain callable, else None
-        self.probe = None
+        self.probe: tuple | None = None
 
     # ------------------------------------------------------------------ the backend
     @property
@@ -406,7 +410,7 @@ def _is_sympy(raw) -> bool:
     return type(raw).__module__.startswith("sympy")
 
 
-def infer_backend(answer) -> Backend:
+def infer_backend(answer: object) -> Backend:
     """The backend a plain callable's answer calls for (docs/design.md §3, §7):
 
     * ``float`` (Python or NumPy floating, a 0-d array/tensor holding one) → float;

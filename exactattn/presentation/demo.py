@@ -258,7 +258,8 @@ def _narrate_schedule(s, m):
             f"{{-{m['box']}…{m['box']}}}^d:",
             "   " + ", ".join(f"u{i} = {_tuple(r)}" for i, r in enumerate(s["U"], 1)) + ";  "
             + ", ".join(f"x{j} = {_tuple(r)}" for j, r in enumerate(s["X"], 1)),
-            f"   {s['families']} copy-count families I(u, x) of 2·H0 queries each, "
+            f"   {s['families']} copy-count famil{'y' if s['families'] == 1 else 'ies'} "
+            f"I(u, x) of 2·H0 queries each, "
             "plus q0 = F([x1]):",
             f"   {s['formula']} = {s['queries']} queries "
             f"(P2: {s['published_count']}), max length {s['max_length']} "

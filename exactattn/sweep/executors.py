@@ -5,8 +5,9 @@ results on each of them; only the order in which batches finish differs.
 * :class:`SerialExecutor` — in this process, in order (tests, profiling);
 * :class:`PoolExecutor` — a local process pool, all cores by default.  Workers ignore SIGINT
   (the driver handles Ctrl-C) and exit when the driver dies; a worker that dies (killed,
-  out of memory) breaks the pool: the pool is restarted and the batches not yet returned are submitted again (the store's
-  identity key makes a repeated trial harmless);
+  out of memory) breaks the pool: a warning is logged (``exactattn.sweep``), the pool is
+  restarted and the batches not yet returned are submitted again (the store's identity key
+  makes a repeated trial harmless);
 * :class:`DaskExecutor` — Dask distributed (extra ``[dask]``): ``"local"`` starts a
   LocalCluster on this machine (loopback only), ``"tcp://host:8786"`` joins an existing
   scheduler whose workers have the same exactattn installed (checked per batch).
@@ -25,6 +26,19 @@ from .spec import SpecError
 from .trials import pack, run_batch, run_packed
 
 __all__ = ["DaskExecutor", "PoolExecutor", "SerialExecutor", "WorkerLost", "make_executor"]
+
+
+#: where a dead pool worker is reported (a WARNING: printed on stderr when the application
+#: configures no logging, by Python's last-resort handler)
+LOG = logging.getLogger("exactattn.sweep")
+
+
+def worker_died(restarts: int, max_restarts: int, batches: int) -> str:
+    """The warning of a pool restart (:class:`PoolExecutor`)."""
+    return (f"warning: a pool worker died (killed, or out of memory); pool restarted "
+            f"({restarts} of at most {max_restarts}), {batches} unfinished "
+            f"batch{'' if batches == 1 else 'es'} submitted again (a trial already stored "
+            f"is not stored twice)")
 
 
 class WorkerLost(RuntimeError):
@@ -108,6 +122,7 @@ class PoolExecutor(SerialExecutor):
                 if self.restarts > self.max_restarts:
                     raise WorkerLost(f"pool workers died {self.restarts} times; the finished "
                                      "trials are stored: rerun to resume") from None
+                LOG.warning(worker_died(self.restarts, self.max_restarts, len(pending)))
                 self._pool = self._new_pool()
 
     def describe(self) -> str:

@@ -54,6 +54,8 @@ class ConfigSummary:
     D: int | None = None
     bound: Fraction | None = None
     bound_note: str = "no bound for this learner, backend, schedule or H0"
+    #: the bound applies but was not tested: fewer trials than this (summarize's threshold)
+    bound_untested_below: int | None = None
     outside: int | None = None      # failures whose draw is not in the bad set
     exceeds: bool = False
     queries: list = field(default_factory=list)       # distinct counts among successes
@@ -135,10 +137,30 @@ class Summary:
     def ok(self) -> bool:
         return all(c.status == "ok" for c in self.configs)
 
+    def verdict(self) -> str:
+        """The sweep's last line: FAIL naming the failing configurations; else ok, saying
+        when the failure-rate bound D/|S| applied but was not tested (too few trials), so
+        that "ok" never reads as a bound that held."""
+        bad = [c for c in self.configs if c.status != "ok"]
+        if bad:
+            return (f"FAIL: {_count(len(bad), 'configuration')}: "
+                    + "; ".join(c.label() for c in bad))
+        untested = [c for c in self.configs if c.bound_untested_below is not None]
+        if not untested:
+            return "ok: every configuration holds"
+        below = max(c.bound_untested_below for c in untested)
+        return (f"ok: no wrong model, crash or count mismatch; the failure-rate bound D/|S| "
+                f"was not tested in {len(untested)} of {_count(len(self.configs), 'configuration')}"
+                f" (it needs {below} trials each)")
+
     def to_dict(self) -> dict:
         return {"confidence": f"{self.confidence.numerator}/{self.confidence.denominator}",
                 "alpha_per_config": f"{self.alpha.numerator}/{self.alpha.denominator}",
                 "configs": [c.to_dict() for c in self.configs], "ok": self.ok}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 # ---------------------------------------------------------------------- the bound
@@ -216,7 +238,8 @@ def summarize(rows, confidence=Fraction(99, 100), store=None,
             c.expected_queries = first.get("expected_queries")
             c.expected_max_length = first.get("expected_max_length")
             if _bounded(params) and n < bound_min_trials:
-                c.bound_note = f"not computed (< {bound_min_trials} trials)"
+                c.bound_note = f"bound not tested (< {bound_min_trials} trials)"
+                c.bound_untested_below = bound_min_trials
             elif _bounded(params):
                 key = "D:" + json.dumps(params, sort_keys=True)
                 c.D = (store.cached(key, lambda p=params: schwartz_zippel_degree(p)) if store

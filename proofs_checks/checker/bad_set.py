@@ -20,7 +20,7 @@ from .parse import (field, fmt, heads, integer, listed, matrix, multiset, only, 
                     same_json, vector)
 from .poly import degree, normalise, padd, pconst, peval, pdet, pmul, poly_from, ppow, pscale, pvar
 from .predict import OUTCOMES, predict
-from .qt import canonical
+from .qt import is_canonical
 from .run import check_run
 from .run_multi_head import families, name as family_name, violations
 
@@ -142,7 +142,7 @@ def check_bad_set(c, checks=()):
     H = integer(c["H"], "bad-set.H", 1, MAX_HEADS)
     model = heads(c["model"], d, "bad-set.model", MAX_HEADS)
     require(len(model) == H, "bad-set: the model does not have H heads")
-    require(multiset(canonical(model)) == multiset(model), "bad-set: the model is not canonical")
+    require(is_canonical(model), "bad-set: the model is not canonical")
     n = 2 * d * d
     names = variable_names(d)
     recomputed = bad_set_polynomials(model, d)
@@ -318,7 +318,7 @@ def _conditioned(entries, d, H, box, after):
         require(seed not in seen, f"{where}: seed {seed} listed twice")
         seen.add(seed)
         model = heads(e["model"], d, where + ".model", MAX_HEADS)
-        require(len(model) == H and multiset(canonical(model)) == multiset(model),
+        require(len(model) == H and is_canonical(model),
                 f"{where}: the model is not canonical with H = {H} heads")
         U, X = draw(seed, d, box)
         viol = violations(_integer_model(model), U, X)

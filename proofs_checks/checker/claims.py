@@ -6,10 +6,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .decoder import PARAMS as DECODER_PARAMS
+from .decoder import RECORDS as DECODER_RECORDS
 from .noisy_multi import params_p2_approx
 from .noisy_single import params_p1_t61
 from .transformer import params_p1_transformer, params_p2_transformer
-from .qt import canonical, element, same_element
+from .qt import element, read_canonical, same_element
 from .parse import heads, multiset, rat, require, same_json
 
 FORMAT = "exactattn-certificate"
@@ -55,7 +56,7 @@ CLAIMS = {
             "learner's schedule, the recovered model reproduces every answer, and the draw is "
             "generic for it",
             {"run"}),
-    # approximate-oracle claims (issue 6; certificates issue 21): re-derived by rational
+    # approximate-oracle claims: re-derived by rational
     # interval arithmetic (checker/interval.py)
     "P1-T6.1": ("P1 Thm 6.1",
                 "answers within ±τ: d²+d queries of length ≤ 2 give ‖Ŵ−W‖_F ≤ ε_W, ‖v̂−v‖ ≤ ε_v "
@@ -65,7 +66,7 @@ CLAIMS = {
                   "answers within ±τ: multi-head parameter error ≤ C·τ·(1+o(1)) as τ → 0, with "
                   "the model- and query-dependent C computed (and attained)",
                   {"noisy-multi-head"}),
-    # one-layer Transformer claims (issue 7; certificates issue 21): exact in Q(t), ReLU signs
+    # one-layer Transformer claims: exact in Q(t), ReLU signs
     # certified by interval arithmetic (checker/transformer.py)
     "P1-transformer": ("P1 one-layer reduction",
                        "a one-head Transformer with a bias-free ReLU FFN is recovered up to "
@@ -125,6 +126,12 @@ CLAIMS = {
                       "single-token queries) is M: the result of every schedule certified in "
                       "polynomial time, the lemma's twin returned as itself",
                       {"design"}),
+    "query-complexity": ("beyond the papers: query complexity",
+                         "certified recovery of H heads in dimension d, told H0 ≥ H: at least "
+                         "the floor H(d²+d) queries for every learner with real answers (Sard), "
+                         "at most the design learner's d + (2H0−1)((H+H0−1)(d²−1)+d), each run "
+                         "certified by Theorem A; exactly 2H at d = 1",
+                         {"design"}),
     # a user's own `exactattn certify --certificate FILE` (Theorem A, docs/design.md §12)
     "certify": ("Theorem A (docs/design.md §12)",
                 "Theorem A: every model with at most H0 heads (real parameters) that gives M's "
@@ -144,6 +151,9 @@ CLAIMS = {
 #: the claims of a user's own certificate (`learn --certificate`, `learn --certify-unique
 #: --certificate`, `certify --certificate`): no registered claim, no sizes
 USER_CLAIMS = ("run", "unique", "certify", "causal-certify")
+
+#: query-complexity's quick grid: d ≤ 3, 1 ≤ H ≤ H0 ≤ 3
+_QC_QUICK = [[d, H, H0] for d in (1, 2, 3) for H0 in (1, 2, 3) for H in range(1, H0 + 1)]
 
 #: the checker's own copy of every claim's sizes, as its certificate records them (the claim's
 #: quick and full parameters without seeds): a certificate must carry exactly the parameters of
@@ -189,6 +199,9 @@ SIZES = {
                                "schedules": ["p2", "economy", "adaptive"],
                                "lemma d,H0,box": [2, 2, 1000], "lemma seed": 3,
                                "search d,H,H0": [[1, 1, 3], [2, 1, 2], [2, 2, 3]]}},
+    "query-complexity": {"quick": {"d,H,H0": _QC_QUICK},
+                         "full": {"d,H,H0": _QC_QUICK + [[4, 1, 1], [4, 2, 2], [4, 2, 3],
+                                                         [4, 3, 3]]}},
     "P1-T6.1": {"quick": {"d": [2, 3], "taus": "1e-4,1e-8,1e-12,1e-16",
                           "modes": ["adversarial", "random", "worst-case"], "dps": 40},
                 "full": {"d": [2, 4, 8], "taus": "1e-3,1e-6,1e-10,1e-15,1e-20,1e-25",
@@ -306,8 +319,21 @@ def params_p1_p71(p, checks, symbolic):
     require([r.get("params", {}).get("H0") for r in runs] == [1, 2, 3] and
             all(r.get("model") == models[k] for r, k in zip(runs, "ABC")),
             "params: one multi-head run per model A, B, C with H0 = 1, 2, 3")
+    _recovered_are_the_runs(sf[0], runs, [f"recovered from {k}" for k in "ABC"])
     require(len(symbolic) == 1 and symbolic[0].get("token_lengths") == _int_list(p["N"], "N"),
             "params: N ≠ the token lengths of the symbolic proof")
+
+
+def _recovered_are_the_runs(sf, runs, names):
+    """The same-function record's recovered entries are exactly `names`, entry k the heads run
+    k recovered (compared as canonical forms: a re-parameterisation is not what was recovered)."""
+    models, d = sf["models"], sf.get("dim")
+    require(sorted(k for k in models if k.startswith("recovered")) == sorted(names),
+            f"params: the recovered models are not {', '.join(names)}")
+    for name, r in zip(names, runs):
+        require(read_canonical(models[name], d, f"same-function.{name}") ==
+                read_canonical(r.get("recovered"), d, "run.recovered"),
+                f"params: {name!r} is not the heads its run recovered")
 
 
 def params_p2_rational(p, checks, symbolic):
@@ -316,14 +342,16 @@ def params_p2_rational(p, checks, symbolic):
     Hs = _int_list(p["H"], "H")
     require([c.get("H") for c in _of(checks, "determinant")] == Hs, "params: H ≠ determinant H")
     require([c.get("H") for c in _of(checks, "rational-form")] == Hs, "params: H ≠ rational-form H")
-    require([len(c.get("model", [])) for c in _of(checks, "copy-count")] == Hs, "params: H ≠ copy-count H")
+    require([_canonical_heads(c) for c in _of(checks, "copy-count")] == Hs,
+            "params: H ≠ the copy-count models' canonical heads")
     require([s.get("H") for s in symbolic] == Hs, "params: H ≠ symbolic H")
     require(all(s.get("d") == p["d"] for s in symbolic), "params: d ≠ the symbolic proof's d")
 
 
-def _canonical_heads(run):
-    """The number of canonical heads of a run's true model (its H)."""
-    return len(canonical(heads(run["model"], run.get("dim"), "run.model")))
+def _canonical_heads(record, key="model"):
+    """The number of canonical heads of a record's true model (its H), 0 without one."""
+    data = record.get(key)
+    return 0 if data is None else len(read_canonical(data, record.get("dim"), f"{key}"))
 
 
 def _runs_match_grid(checks, grid):
@@ -370,6 +398,14 @@ def params_p2_count(p, checks, symbolic):
     en = (der[0].get("enumerated") or {}) if isinstance(der[0], dict) else {}
     require(_int_list(p["enumerated d,H0"], "enumerated d,H0") == [en.get("d"), en.get("H0")],
             "params: the enumerated schedules do not cover d, H0 ≤ enumerated d,H0")
+    fits = _of(checks, "count-fit")
+    require([f.get("quantity") for f in fits] == ["queries", "max_length"],
+            "params: the count fits are not one of the queries, then one of the lengths")
+    points = sorted({(d, H0) for d, _, H0 in grid})
+    for f in fits:
+        got = [tuple(x[:2]) if isinstance(x, list) else None for x in f.get("points") or ()]
+        require(sorted(got, key=repr) == points, f"params: the {f['quantity']} fit's points are "
+                f"not each measured (d, H0) of the grid exactly once")
 
 
 def params_p2_prob1(p, checks):
@@ -422,8 +458,7 @@ def params_p2_canonical(p, checks):
             "same-function record")
     require([c["params"] for c in _of(checks, "count")] == [{"d": p["d"], "H0": min(H0s)}],
             "params: the count is not that of the smallest H0")
-    require(sorted(k for k in sf[0].get("models", {}) if k.startswith("recovered"))
-            == sorted(f"recovered H0={h}" for h in H0s), "params: recovered models ≠ H0 list")
+    _recovered_are_the_runs(sf[0], runs, [f"recovered H0={h}" for h in H0s])
 
 
 def params_floor(p, checks):
@@ -433,7 +468,7 @@ def params_floor(p, checks):
             "params: expected {d,H, schedules, low-rank d,H,r}")
     want = [[d, H, s, None] for d, H in p["d,H"] for s in p["schedules"] if s != "P1" or H == 1]
     want += [[d, H, "low-rank", r] for d, H, r in p["low-rank d,H,r"]]
-    got = [[c.get("dim"), len(c.get("model", [])), c.get("schedule"), c.get("rank")]
+    got = [[c.get("dim"), _canonical_heads(c), c.get("schedule"), c.get("rank")]
            for c in _of(checks, "floor")]
     require(got == want, "params: the floor checks do not cover (d, H) × schedules and the "
                          "low-rank (d, H, r)")
@@ -497,8 +532,7 @@ def params_certify(p, checks):
     rec = checks[0]
     require(set(p) == {"dim", "H", "H0"} and p["dim"] == rec.get("dim") and
             p["H0"] == rec.get("H0"), "params: expected {dim, H, H0} of the design record")
-    model = heads(rec.get("model"), p["dim"], "design.model")
-    require(p["H"] == len(canonical(model)),
+    require(p["H"] == len(read_canonical(rec.get("model"), p["dim"], "design.model")),
             "params: H is not the number of canonical heads of the design's M")
 
 
@@ -508,15 +542,37 @@ def params_design_unique(p, checks):
     carries its true model (whose canonical form the record's check compares with M)."""
     grid = [tuple(g) for g in p["d,H,H0"]]
     d, H0, _ = p["lemma d,H0,box"]
-    recs = _of(checks, "design")
-    require(len(recs) == len(checks), "params: design-unique holds design records only")
-    got = [(r.get("dim"), len(canonical(heads(r.get("model"), r.get("dim"), "design.model"))),
-            r.get("H0")) for r in recs]
-    require(got == grid + [(d, 1, H0), (d, 2, H0)], f"params: the design records do not "
-            f"cover the grid {grid} and the lemma's two, once each, in order")
-    require(all("truth" in r for r in recs), "params: every design record needs its true model")
+    recs = _design_records(checks, grid + [(d, 1, H0), (d, 2, H0)], "design-unique",
+                           "and the lemma's two")
     require(recs[-1]["truth"] != recs[-2]["truth"], "params: the lemma's two true models are "
             "the same model")
+
+
+def _design_records(checks, want, cid, also=""):
+    """The design records of a claim, each with its true model, whose (d, H, H0) — H counted
+    on the canonical form — are exactly `want`, once each, in order."""
+    recs = _of(checks, "design")
+    require(len(recs) == len(checks), f"params: {cid} holds design records only")
+    got = [(r.get("dim"), len(read_canonical(r.get("model"), r.get("dim"), "design.model")),
+            r.get("H0")) for r in recs]
+    require(got == want, f"params: the design records do not cover the grid "
+            f"{[g for g in want]}{' ' + also if also else ''}, once each, in order")
+    require(all("truth" in r for r in recs), "params: every design record needs its true model")
+    return recs
+
+
+def params_query_complexity(p, checks):
+    """One design record per grid point (d, H, H0), in order, each with its true model, each
+    the design learner's transcript: 2H0 − 1 samples per family and Theorem A's least number
+    of families (γ + (L − 1)β + 1, derived here), so that its count d + (2H0 − 1)·n is the
+    certified upper bound of its row."""
+    grid = [tuple(g) for g in p["d,H,H0"]]
+    recs = _design_records(checks, grid, "query-complexity")
+    for (d, H, H0), r in zip(grid, recs):
+        least = (d - 1) + (H + H0 - 1) * (d * d - 1) + 1
+        require(r.get("samples") == 2 * H0 - 1 and len(r.get("points") or ()) == least,
+                f"params: the record at (d, H, H0) = ({d}, {H}, {H0}) is not the design "
+                f"learner's transcript ({2 * H0 - 1} samples per family, {least} families)")
 
 
 def params_p2_unique(p, checks):
@@ -529,12 +585,13 @@ def params_p2_unique(p, checks):
     d, H0, _ = p["lemma d,H0,box"]
     want += [(d, H0, 1, True), (d, H0, 2, True)]
     want += [(d, H, H, None) for d, H, n in p["prob1 d,H,draws"] for _ in range(n)]
-    got = [(c.get("dim"), c.get("H0"), len(c.get("truth") or ()),
+    got = [(c.get("dim"), c.get("H0"), _canonical_heads(c, "truth"),
             True if c.get("model") is not None else None) for c in fib]
     require(len(got) == len(want) and all(
         g[:3] == w[:3] and (w[3] is None or g[3]) for g, w in zip(got, want)),
         "params: the fibre records do not cover the grid, the lemma and the P2-prob1 draws "
-        "in order (each grid and lemma record certified unique)")
+        "in order, each with a true model of exactly H canonical heads (each grid and lemma "
+        "record certified unique)")
     k = len(p["d,H,H0"])
     one, two = fib[k], fib[k + 1]
     n = 1 + 2 * H0 * (2 * d * d - 1)                      # the P2 schedule's length
@@ -548,6 +605,7 @@ def params_p2_unique(p, checks):
 
 
 PARAMS = {"run": params_run, "certify": params_certify, "design-unique": params_design_unique,
+          "query-complexity": params_query_complexity,
           "P2-unique": params_p2_unique, "floor": params_floor, "economy-count": params_economy_count,
           "P1-T4.1": params_p1_t41, "P1-T5.1": params_p1_t51, "P1-P7.1": params_p1_p71,
           "P2-rational": params_p2_rational, "P2-count": params_p2_count,
@@ -559,6 +617,70 @@ PARAMS = {"run": params_run, "certify": params_certify, "design-unique": params_
 
 
 PARAMS.update(DECODER_PARAMS)
+
+
+def _n(x):
+    return len(x)
+
+
+def _t51_grid(p):
+    return sum(r <= d for d in p["d"] for r in p["r"])
+
+
+def _unique_records(p):
+    return len(p["d,H,H0"]) + 2 + sum(n for _, _, n in p["prob1 d,H,draws"])
+
+
+#: per claim, its table of records: kind → how many records of that kind its sizes imply
+#: (exactly; every kind not listed is refused).  With the claim's params rule above, which
+#: ties each record to its grid point in order (on canonical forms), no record can be
+#: dropped, duplicated or replaced by a record of another kind or another grid point.
+RECORDS = {
+    "P1-T4.1": lambda p: {"run": _n(p["d"]), "count": _n(p["d"])},
+    "P1-T5.1": lambda p: {"run": 2 * _t51_grid(p), "count": 2 * _t51_grid(p)},
+    "P1-P7.1": lambda p: {"same-function": 1, "run": 3},
+    "P2-rational": lambda p: {"determinant": _n(p["H"]), "copy-count": _n(p["H"]),
+                              "rational-form": _n(p["H"])},
+    "P2-count": lambda p: {"run": _n(_p2_count_grid(p)), "count": _n(_p2_count_grid(p)),
+                           "count-derivation": 1, "count-fit": 2},
+    "P2-prob1": lambda p: {"bad-set": _n(p["d,H,box,trials"])},
+    "P2-canonical": lambda p: {"run": _n(p["H0"]), "same-function": 1, "count": 1},
+    "P2-nonunique": lambda p: {"non-unique": 1, "run": 1},
+    "P2-unique": lambda p: {"fibre": _unique_records(p)},
+    "run": lambda p: {"run": 1},
+    "unique": lambda p: {"fibre": 1},
+    "certify": lambda p: {"design": 1},
+    "design-unique": lambda p: {"design": _n(p["d,H,H0"]) + 2},
+    "query-complexity": lambda p: {"design": _n(p["d,H,H0"])},
+    "P1-T6.1": lambda p: {"noisy-single-head": _n(p["d"]) * _n(p["modes"])},
+    "P2-approx": lambda p: {"noisy-multi-head": _n(p["dH"])},
+    "P1-transformer": lambda p: {"run": _n(p["d"]) * _n(p["k"]),
+                                 "transformer": _n(p["d"]) * _n(p["k"]),
+                                 "transformer-condition": 1},
+    "P2-transformer": lambda p: {"run": _n(p["d"]) * _n(p["H"]) * _n(p["k"]),
+                                 "transformer": _n(p["d"]) * _n(p["H"]) * _n(p["k"]),
+                                 "transformer-condition": 1},
+    "floor": lambda p: {"floor": sum(s != "P1" or H == 1 for _, H in p["d,H"]
+                                     for s in p["schedules"]) + _n(p["low-rank d,H,r"])},
+    "economy-count": lambda p: {"economy-count": 2 * _n(p["d,H"]), "run": 2 * _n(p["d,H"])},
+    "economy-prob1": lambda p: {"economy-prob1": _n(p["d,H,box,trials"])},
+}
+
+
+RECORDS.update(DECODER_RECORDS)
+
+
+def check_records(cid, p, checks):
+    """The certificate holds exactly the records of its claim's table (:data:`RECORDS`): each
+    kind the number of times its sizes imply, no other kind."""
+    want = RECORDS[cid](p)
+    got = {}
+    for c in checks:
+        got[c.get("kind")] = got.get(c.get("kind"), 0) + 1
+    for kind in sorted(set(want) | set(got), key=str):
+        require(got.get(kind, 0) == want.get(kind, 0), f"records: {got.get(kind, 0)} "
+                f"{kind!s:.30} record(s), but the sizes imply exactly {want.get(kind, 0)}")
+
 
 #: cross-record checks run after every record has been checked on its own (so that a forged
 #: record is named by its own check first)

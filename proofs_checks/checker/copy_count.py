@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from .parse import heads, integer, only, require, vector
 from .poly import padd, pconst, pmul, poly_from, pvar
-from .qt import attention, dot, element, lmul, same_element
+from .qt import attention, dot, element, is_canonical, lmul, same_element
 
 
 def check_copy_count(c, checks=()):
@@ -17,6 +17,8 @@ def check_copy_count(c, checks=()):
     only(c, ("kind", "dim", "model", "u", "x", "m_values", "values"), "copy-count")
     dim = integer(c.get("dim"), "copy-count.dim", 1, 16)
     model = heads(c.get("model"), dim, "copy-count.model", 8)
+    require(is_canonical(model), "copy-count: the model is not canonical (repeated W or a zero "
+            "v): its H is its number of canonical heads")
     u, x = vector(c.get("u"), "copy-count.u", dim), vector(c.get("x"), "copy-count.x", dim)
     ms = c.get("m_values")
     require(ms == list(range(2 * len(model) + 1)), "copy-count: m_values must be 0 … 2H")

@@ -227,3 +227,14 @@ def params_causal_certify(p, checks):
 
 
 PARAMS["causal-certify"] = params_causal_certify
+
+
+#: the decoder claims' tables of records (added to :data:`.claims.RECORDS`): kind → how many
+#: records of that kind the sizes imply, exactly
+RECORDS = {
+    "causal-count": lambda p: {"run": 2 * len(p["d,H"]), "causal-count": 2 * len(p["d,H"]),
+                               "causal-design": len(p["d,H"]), "causal-twin": 1},
+    "alibi": lambda p: {"run": len(p["shared d,H,slope"]) + len(p["distinct d,slopes"])},
+    "residual": lambda p: {"run": len(p["d,H"]) + len(p["alibi d,H,slope"])},
+    "causal-certify": lambda p: {"causal-design": 1},
+}

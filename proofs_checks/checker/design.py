@@ -7,7 +7,7 @@ A record ``{"kind": "design", "design": "moment-curve", "dim": d, "H0": H₀, "p
 model when a claim knows it: its canonical form must be M's) is checked from itself alone (S ≥
 L − 1 samples per family: a learner's transcript that asks more is a design too):
 
-(a) M is canonicalised here (:func:`.qt.canonical`) and H is its number of canonical heads,
+(a) M is canonicalised here (:func:`.qt.read_canonical`) and H is its number of canonical heads,
     L = H + H₀;
 (b) the points are distinct rationals; γ = d − 1 and β = d² − 1 are derived from the design's
     definition (u(λ) = (λ^i), x(λ) = (λ^{dj}), written homogeneously as integer vectors
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .parse import heads, integer, listed, only, rat, require, string
-from .qt import attention, canonical, element, same_element
+from .parse import integer, listed, only, rat, require, string
+from .qt import attention, element, read_canonical, same_element
 
 DESIGNS = ("moment-curve",)
 MAX_DIM = 16
@@ -78,12 +78,12 @@ def check_design(c, checks=()):
     require(name in DESIGNS, f"design: unknown design {name!r:.40} (known: {', '.join(DESIGNS)})")
     d = integer(c["dim"], "design.dim", 1, MAX_DIM)
     H0 = integer(c["H0"], "design.H0", 1, MAX_H0)
-    M = sorted(canonical(heads(c["model"], d, "design.model", max_heads=MAX_H0)))
+    M = read_canonical(c["model"], d, "design.model", max_heads=MAX_H0)
     H = len(M)
     require(H <= MAX_H0, f"design: M has {H} canonical heads (at most {MAX_H0})")
     truth = ""
     if "truth" in c:
-        T = sorted(canonical(heads(c["truth"], d, "design.truth", max_heads=MAX_H0)))
+        T = read_canonical(c["truth"], d, "design.truth", max_heads=MAX_H0)
         require(T == M, "design: M is not the canonical form of the recorded true model")
         truth = "; M = the canonical form of the true model"
     L = H + H0

@@ -46,7 +46,7 @@ from fractions import Fraction
 from .linalg import det, solve_unique
 from .parse import heads, integer, listed, matrix, multiset, only, rat, require, vector
 from .poly import padd
-from .qt import attention, canonical, lmul, same_element
+from .qt import attention, canonical_form, is_canonical, lmul, same_element
 from .run import read_transcript
 from .run_multi_head import combo, families, schedule_queries
 
@@ -437,8 +437,7 @@ def check_fibre(c, checks=()):
         return (f"fibre d={d} H0={H0}: {counts}; {p2}; final fibre {_n(len(dims), 'piece')} "
                 f"({shapes}): not certified unique")
     model = heads(c["model"], d, "fibre.model", H0)
-    require(len({W for W, _ in model}) == len(model) and all(any(x) for _, x in model),
-            "fibre: the model is not canonical (repeated W or a zero v)")
+    require(is_canonical(model), "fibre: the model is not canonical (repeated W or a zero v)")
     require(dims, "fibre: a model is recorded but the fibre is empty")
     require(all(dim == 0 for _, dim in dims), "fibre: a piece of positive dimension")
     require(all(multiset(m) == multiset(model) for m in models),
@@ -447,7 +446,7 @@ def check_fibre(c, checks=()):
         require(same_element(attention(model, q), answers[k]),
                 f"fibre: the model does not reproduce answer {k} exactly in Q(t)")
     if truth is not None:
-        require(multiset(canonical(truth)) == multiset(model),
+        require(canonical_form(truth) == multiset(model),
                 "fibre: the canonical form of the true model ≠ the model (as multisets)")
     return (f"fibre d={d} H0={H0}: {counts}; {p2}; final fibre 1 point "
             f"({_n(len(dims), 'piece')}): every canonical model with "

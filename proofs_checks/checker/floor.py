@@ -42,7 +42,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .parse import heads, integer, matrix, multiset, only, require, string, vector
-from .qt import canonical
+from .qt import canonical_form
 from .run import rebuild
 
 #: schedule name → (learner of its run, H0 as a function of H)
@@ -187,7 +187,7 @@ def rebuilt_schedule(c, name, model, d, rank=None):
     run = {"kind": "run", "learner": learner, "dim": d, "params": params,
            "vectors": draw["vectors"], "transcript": [], "recovered": draw["recovered"]}
     mod, parsed, rec, expected = rebuild(run)
-    require(multiset(rec) == multiset(canonical(model)),
+    require(multiset(rec) == canonical_form(model),
             "floor: the draw's recovered heads are not the canonical form of the model")
     mod.genericity(parsed, rec)
     return expected

@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .parse import heads, integer, matrix, multiset, only, require, same_json
-from .qt import attention, canonical, element, same_element, tokens_of
+from .qt import attention, element, is_canonical, same_element, tokens_of
 from .run import run_of
 from .run_multi_head import dot, schedule_queries, violations
 
@@ -40,7 +40,7 @@ def check_non_unique(c, checks=()):
     one = heads(c["one_head"], d, "non-unique.one_head", 1)
     two = heads(c["two_heads"], d, "non-unique.two_heads", 2)
     require(len(one) == 1 and len(two) == 2, "non-unique: one head and two heads")
-    require(multiset(canonical(two)) == multiset(two) and multiset(canonical(one)) == multiset(one),
+    require(is_canonical(two) and is_canonical(one),
             "non-unique: the models are not canonical")
     (W, v), (Wa, va), (Wb, vb) = one[0], two[0], two[1]
     u1, u2, x1 = U[0], U[1], X[0]

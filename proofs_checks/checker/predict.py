@@ -24,7 +24,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .linalg import det, solve_unique
-from .qt import attention, canonical, same_element
+from .qt import attention, canonical_form, same_element
 from .run_multi_head import combo, dot, families, schedule_queries, score
 
 OUTCOMES = ("recovered", "wrong-model", "singular-basis", "colliding-poles", "invisible-head",
@@ -114,8 +114,8 @@ def predict(model, U, X, H0):
     total = [sum((h[1][k] for h in heads), Fraction(0)) for k in range(d)]
     if total != v:
         return "not-attention", None
-    got = canonical(heads)
-    if got == canonical(model):
+    got = canonical_form(heads)
+    if got == canonical_form(model):
         return "recovered", sorted(got)
     for q in schedule_queries(U, X, H0):
         if not same_element(attention(sorted(got), q), attention(model, q)):

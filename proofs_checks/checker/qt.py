@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .parse import integer, rat, require, vector
+from .parse import heads, integer, multiset, rat, require, vector
 from .poly import padd
 
 #: the most term products one exact evaluation or comparison in Q(t) may cost
@@ -197,3 +197,22 @@ def canonical(model):
     for W, v in model:
         groups[W] = tuple(a + b for a, b in zip(groups[W], v)) if W in groups else v
     return frozenset((W, v) for W, v in groups.items() if any(groups[W]))
+
+
+def canonical_form(model) -> tuple:
+    """The one form in which the checker compares, counts and matches models (P2 canonical
+    heads, docs/design.md §1): the canonical heads as a sorted tuple.  Every rule that counts
+    a model's heads, compares two models or ties a model of one record to another's is stated
+    on this form, so a head split in two (same W, v in halves), a zero head added or heads
+    reordered change nothing."""
+    return multiset(canonical(model))
+
+
+def is_canonical(model) -> bool:
+    """The model is its own canonical form: distinct W, no zero v (what a learner returns)."""
+    return canonical_form(model) == multiset(model)
+
+
+def read_canonical(data, dim, where, max_heads=64) -> tuple:
+    """The canonical form (:func:`canonical_form`) of a model read from certificate text."""
+    return canonical_form(heads(data, dim, where, max_heads))

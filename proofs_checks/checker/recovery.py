@@ -7,13 +7,14 @@ from __future__ import annotations
 import itertools
 
 from .parse import boolean, heads, integer, listed, multiset, only, require
-from .qt import attention, canonical, element, same_element, tokens_of
+from .qt import attention, canonical_form, element, is_canonical, same_element, tokens_of
 
 
 def check_same_function(c, checks=()):
     """Different raw parameterisations with one canonical form and equal outputs on the
     recorded queries (P1 Prop 7.1, P2 canonical heads).  The raw parameterisations (models not
-    named "recovered …") must differ pairwise as multisets of heads."""
+    named "recovered …") must differ pairwise as multisets of heads; a recovered model is what
+    a learner returns, so it must be canonical itself (no repeated W, no zero v)."""
     only(c, ("kind", "dim", "parameterisations_differ", "models", "test_queries", "test_values"),
          "same-function")
     dim = integer(c["dim"], "same-function.dim", 1, 16)
@@ -23,8 +24,12 @@ def check_same_function(c, checks=()):
     models = c["models"]
     require(isinstance(models, dict) and 2 <= len(models) <= 16, "same-function: need 2…16 models")
     parsed = [(name, heads(m, dim, f"same-function.{name}")) for name, m in models.items()]
-    forms = {canonical(m) for _, m in parsed}
+    forms = {canonical_form(m) for _, m in parsed}
     require(len(forms) == 1, "same-function: canonical forms differ")
+    for name, m in parsed:
+        require(not name.startswith("recovered") or is_canonical(m),
+                f"same-function: {name!r:.40} is not canonical (a learner returns canonical "
+                f"heads: distinct W, no zero v)")
     raw = [(name, multiset(m)) for name, m in parsed if not name.startswith("recovered")]
     require(len(raw) >= 2, "same-function: fewer than two raw parameterisations")
     for (n1, m1), (n2, m2) in itertools.combinations(raw, 2):

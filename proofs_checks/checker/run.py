@@ -31,7 +31,7 @@ from __future__ import annotations
 from . import (run_causal, run_economy, run_low_rank, run_multi_head, run_multi_low_rank,
                run_single_head)
 from .parse import field, heads, integer, listed, multiset, only, require, string
-from .qt import attention, canonical, element, same_element, tokens_of
+from .qt import attention, canonical_form, element, is_canonical, same_element, tokens_of
 
 #: learner name → checker module (one module per learner)
 LEARNERS = {
@@ -76,8 +76,8 @@ def rebuild(c):
     vectors = only(c["vectors"], mod.VECTORS, "run.vectors")
     run = mod.read(dim, params, vectors)
     rec = heads(c["recovered"], dim, "run.recovered", max_heads=run["max_heads"])
-    require(len({W for W, _ in rec}) == len(rec) and all(any(v) for _, v in rec),
-            "run: the recovered heads are not canonical (repeated W or a zero v)")
+    require(is_canonical(rec), "run: the recovered heads are not canonical (repeated W or a "
+            "zero v)")
     return mod, run, rec, mod.schedule(run, rec)
 
 
@@ -95,7 +95,7 @@ def check_run(c, checks=()):
     models = [("recovered model", rec)]
     if "model" in c:
         model = heads(c["model"], dim, "run.model")
-        require(multiset(canonical(model)) == multiset(rec),
+        require(canonical_form(model) == multiset(rec),
                 "run: the recovered heads ≠ the canonical form of the true model (as multisets)")
         if hasattr(mod, "true_model"):
             mod.true_model(run, model)

@@ -52,7 +52,7 @@ from fractions import Fraction
 from .interval import laurent_sign
 from .parse import integer, listed, matrix, only, require, string, vector
 from .poly import padd
-from .qt import (MAX_TERM_WORK, canonical, common_denominator, element, lift, lmul,
+from .qt import (MAX_TERM_WORK, canonical_form, common_denominator, element, lift, lmul,
                  product_work, same_element, tokens_of)
 from .run import run_of
 
@@ -320,9 +320,9 @@ def check_transformer(c, checks):
     from .parse import heads as read_heads
     run_model = read_heads(run.get("model"), d, "run.model")
     run_rec = read_heads(run.get("recovered"), d, "run.recovered")
-    require(canonical(run_model) == canonical(attention_part(T)),
+    require(canonical_form(run_model) == canonical_form(attention_part(T)),
             "transformer: the run's model is not the true Transformer's attention part")
-    require(canonical(run_rec) == canonical(attention_part(R)),
+    require(canonical_form(run_rec) == canonical_form(attention_part(R)),
             "transformer: the run's recovered heads are not the recovered Transformer's "
             "attention part (W_h, V_h A w)")
     # 4. the function

@@ -15,7 +15,8 @@ from __future__ import annotations
 import sys
 
 from .bad_set import check_bad_set
-from .claims import AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_size, check_symbolic
+from .claims import (AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_records, check_size,
+                     check_symbolic)
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
 from .decoder import check_causal_count, check_causal_design, check_causal_twin
@@ -92,6 +93,7 @@ def verify(cert) -> list:
         require(isinstance(params, dict), "params must be an object")
         fn = PARAMS[cid]
         fn(params, checks, symbolic) if cid in ("P1-P7.1", "P2-rational", "P2-count") else fn(params, checks)
+        check_records(cid, params, checks)
     except Rejected as e:
         raise Rejected(f"{cid}: {e}") from None
     except _MALFORMED as e:
@@ -130,8 +132,30 @@ def verify_file(path) -> list:
 INTERRUPTED, CLOSED = 130, 141
 
 
+#: the longest list of findings' names shown on an ``accepted`` line
+SHOWN_NAMES = 72
+
+
+def accepted_line(findings: list) -> str:
+    """The one line of an accepted certificate: how many checks passed and what they were
+    (each finding's name, the text before its first ': ' or ' {', while they fit in SHOWN_NAMES
+    characters; -v prints every finding in full)."""
+    n = len(findings)
+    names = list(dict.fromkeys(f.split(": ", 1)[0].split(" {", 1)[0] for f in findings))
+    shown = []
+    for name in names:
+        if shown and len("; ".join(shown + [name])) > SHOWN_NAMES:
+            break
+        shown.append(name[:SHOWN_NAMES])
+    rest = len(names) - len(shown)
+    what = "; ".join(shown) + (f"; {rest} more" if rest else "")
+    return f"{n} check{'' if n == 1 else 's'} ({what})"
+
+
 def main(argv=None) -> int:
-    """``python -m proofs_checks.verify [-q] CERT.json ...``: exit 0 if all are accepted, 1 if
+    """``python -m proofs_checks.verify [-v | -q] CERT.json ...``: one line per certificate
+    (``accepted PATH: N checks (names)`` or ``REJECTED PATH: why``; ``-v`` adds every
+    finding, ``-q`` is the default, kept for scripts); exit 0 if all are accepted, 1 if
     one is rejected, 2 on bad usage or an unreadable file; Ctrl-C and a closed standard output
     end it without a traceback (130, 141)."""
     try:
@@ -148,10 +172,11 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    quiet = "-q" in args
-    paths = [a for a in args if a != "-q"]
-    if not paths or any(a.startswith("-") for a in paths):
-        sys.stderr.write("usage: python -m proofs_checks.verify [-q] CERT.json [CERT.json ...]\n")
+    verbose = "-v" in args
+    paths = [a for a in args if a not in ("-q", "-v")]
+    if not paths or any(a.startswith("-") for a in paths) or {"-q", "-v"} <= set(args):
+        sys.stderr.write("usage: python -m proofs_checks.verify [-v | -q] CERT.json "
+                         "[CERT.json ...]\n")
         return 2
     status = 0
     for path in paths:
@@ -169,8 +194,8 @@ def _main(argv=None) -> int:
             print(f"REJECTED {path}: too large to check")
             status = max(status, 1)
             continue
-        print(f"accepted {path}: {len(findings)} checks")
-        if not quiet:
+        print(f"accepted {path}: {accepted_line(findings)}")
+        if verbose:
             for line in findings:
                 print(f"  - {line}")
     sys.stdout.flush()                     # a closed pipe is found here, not at exit

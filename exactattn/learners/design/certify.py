@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
+
+from ..._typing import OracleLike, Progress
 
 from . import moment_curve as design
 
@@ -50,11 +53,14 @@ class Certification:
     mismatch: int | None = None
     mismatch_query: list | None = field(default=None, repr=False)
     seconds: float = 0.0
+    #: samples per family when a transcript asks more than L − 1 (the design learner's)
+    family_samples: int | None = None
 
     @property
     def samples(self) -> int:
-        """Samples per family, m = 1 … L − 1."""
-        return self.heads + self.heads_bound - 1
+        """Samples per family: m = 1 … L − 1, or ``family_samples`` (≥ L − 1) when set."""
+        return self.heads + self.heads_bound - 1 if self.family_samples is None \
+            else self.family_samples
 
     @property
     def needed(self) -> int:
@@ -109,8 +115,10 @@ class Certification:
 
 
 def _bound(name, value, lo, hi):
+    """``value`` if an integer in lo..hi (hi: what the design checker reads), else ValueError."""
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+        raise ValueError(f"{name} must be an integer in {lo}..{hi} (the design checker's "
+                         f"limits), got {value!r}")
     return value
 
 
@@ -134,7 +142,7 @@ def _as_model(model):
     return model.canonical()
 
 
-def estimate_design(d: int, H: int, H0: int, model=None):
+def estimate_design(d: int, H: int, H0: int, model: Any = None) -> Any:
     """The design's cost before its first query (as :mod:`~exactattn.learners.p2.cost`
     prices a learner): d + n(L − 1) queries; each family answer of an oracle with ≤ H₀ heads
     has ≤ 2·2^H₀ terms, M's ≤ 2·2^H, every answer is kept; the exponents' size is that of M's
@@ -155,7 +163,8 @@ def estimate_design(d: int, H: int, H0: int, model=None):
                         total * _term_bytes(bits), total * words * SECONDS_PER_TERM)
 
 
-def certify(oracle, model, heads_bound=None, force=False, progress=None):
+def certify(oracle: OracleLike, model: Any, heads_bound: int | None = None,
+            force: bool = False, progress: Progress | None = None) -> Certification:
     """Theorem A (docs/design.md §12): ask the moment-curve design of any exact oracle and
     compare every answer with M's exactly in Q(t).
 
@@ -169,8 +178,9 @@ def certify(oracle, model, heads_bound=None, force=False, progress=None):
     from ...oracles.oracle import as_oracle
     M = _as_model(model)
     d, H = M.dim, len(M.heads)
-    _bound("dim", d, 1, MAX_DIM)
-    H0 = H if heads_bound is None else _bound("heads_bound", heads_bound, 1, MAX_HEADS_BOUND)
+    _bound("the model's dimension", d, 1, MAX_DIM)
+    H0 = H if heads_bound is None else _bound("heads_bound (--heads-bound)", heads_bound, 1,
+                                               MAX_HEADS_BOUND)
     H0 = max(H0, 1)
     orc = as_oracle(oracle, d)
     if not orc.backend.exact or orc.backend.name != "exact":

@@ -34,6 +34,12 @@ rejected (on the exact backend by the power test of the sigmoid inversion), not 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..._typing import BackendLike, Bound, Number, OracleLike, Progress
+    from ..result import LearnResult
+
 import math
 import random
 import time
@@ -84,7 +90,7 @@ def random_bases(s: Session, v, rng: random.Random, entries: int = 1000, scale=1
         return c != 0 if s.exact else abs(c) >= threshold
 
     for _ in range(1000):
-        A = []
+        A: list = []
         while len(A) < d:
             a = draw()
             if good_a(a):
@@ -101,7 +107,7 @@ class _Measurements:
 
     def __init__(self, s: Session, A, B, v):
         self.s, self.A, self.B, self.v = s, A, B, v
-        self.M = {}
+        self.M: dict = {}
 
     def __call__(self, k, l):
         if (k, l) not in self.M:
@@ -177,9 +183,12 @@ def _unbase(s: Session, A, B, Mfull):
     return s.be.transpose(Wt)
 
 
-def learn_low_rank(oracle, dim, rank=None, rank_bound=None, backend=None, dps=None,
-                   seed=None, entries=1000, probe_scale=None, oracle_precision=None,
-                   accuracy=None, progress=None, validate=None):
+def learn_low_rank(oracle: OracleLike, dim: int, rank: int | None = None,
+                   rank_bound: int | None = None, backend: BackendLike | None = None,
+                   dps: int | None = None, seed: int | None = None, entries: int = 1000,
+                   probe_scale: Number | None = None, oracle_precision: Bound = None,
+                   accuracy: Bound = None, progress: Progress | None = None,
+                   validate: int | None = None) -> LearnResult:
     """Learn a single head whose W has rank r (docs/design.md §4.2 exact skeleton; the measurement
     step is P1 Thm 4.1's sigmoid inversion).
 

@@ -9,6 +9,13 @@ Query count, exactly: (d² + d) · k membership queries, each of length ≤ 2.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..._typing import Number
+    from ...oracles.membership import MembershipOracle
+    from ..result import LearnResult
+
 import time
 
 from ...arith import get_backend
@@ -55,8 +62,10 @@ class _Bisection:
         return (lo + hi) / 2
 
 
-def learn_single_head_membership(membership, dim, norm_bound, margin, precision, value_bound,
-                                 noise_tolerance=0, strict=False):
+def learn_single_head_membership(membership: MembershipOracle, dim: int, norm_bound: Number,
+                                 margin: Number, precision: Number, value_bound: Number,
+                                 noise_tolerance: Number = 0,
+                                 strict: bool = False) -> LearnResult:
     """Learn one head from membership queries (P1 App. B): every real answer of the P1 Thm
     6.1 schedule by bisection to ±``precision`` = ε over [−R, R], R = ``value_bound``, then
     :func:`~exactattn.learners.p1.noisy.learn_single_head_noisy` with tolerance ε + τ

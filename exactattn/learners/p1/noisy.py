@@ -16,6 +16,12 @@ altogether under the noise raises ConditionsNotMet naming the underlying failure
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..._typing import BackendLike, Number, OracleLike
+    from ..result import LearnResult
+
 import time
 from fractions import Fraction
 
@@ -95,8 +101,9 @@ class _Flags:
         self.notes.append(note)
 
 
-def learn_single_head_noisy(oracle, dim, norm_bound, margin, tolerance, backend=None, dps=None,
-                            strict=False):
+def learn_single_head_noisy(oracle: OracleLike, dim: int, norm_bound: Number, margin: Number,
+                            tolerance: Number, backend: BackendLike | None = None,
+                            dps: int | None = None, strict: bool = False) -> LearnResult:
     """Learn one head (W, v) from d² + d answers that are each off by at most τ, with a
     guaranteed error bound (P1 Thm 6.1; docs/design.md §4.4).  Assumptions: ‖W‖_F ≤ B = ``norm_bound``
     and |v_i| ≥ μ = ``margin`` for every i; ``tolerance`` = τ.

@@ -32,6 +32,11 @@ counted apart.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..._typing import BackendLike, Bound, OracleLike, Progress
+
 import random
 import time
 
@@ -60,8 +65,11 @@ def probes(v) -> list:
     return out
 
 
-def learn_single_head(oracle, dim, backend=None, dps=None, seed=None, holdout=None,
-                      oracle_precision=None, accuracy=None, progress=None, validate=None):
+def learn_single_head(oracle: OracleLike, dim: int, backend: BackendLike | None = None,
+                      dps: int | None = None, seed: int | None = None,
+                      holdout: int | None = None, oracle_precision: Bound = None,
+                      accuracy: Bound = None, progress: Progress | None = None,
+                      validate: int | None = None) -> LearnResult:
     """Learn one attention head (W, v) from d² + d value queries of length ≤ 2 (P1 Thm 4.1).
 
     ``oracle`` is an :class:`exactattn.Oracle` or a callable on a list of token vectors;

@@ -2,38 +2,35 @@
 §4.3 schedule).
 
 An exact answer of an H-head model on a query with n distinct tokens is a ratio of sparse
-polynomials in t with up to n^H terms each (the expanded product of the heads' softmax
-denominators): 2^(H+1) terms for a copy-count query (n = 2) — 130 k at H = 16, 7.7 M at
-H = 22 — and each term holds an exponent k = L·score that grows with the denominators of
-the entries (L is the lcm of the scores' denominators).  The P2 schedule asks
-4H₀d² − 2H₀ + 1 such queries, and the exact learner keeps every answer (the transcript it
-certifies against).  :func:`estimate_multi_head` and :func:`estimate_answer` turn that into
-memory and time; :func:`check_budget` refuses, with the estimate in one line, a run above the
-budget unless ``force`` is given — and refuses even then an answer larger than what FLINT
-can allocate (``expfield.MAX_TERMS``: a failed allocation there aborts the process).
+polynomials in t with up to n^H terms each once expanded: 2^(H+1) terms for a copy-count
+query (n = 2) — 130 k at H = 16, 7.7 M at H = 22.  The estimates price only what a run
+really expands (docs/design.md §2.1, lazy exact answers):
 
-The answers' size is set by the oracle's true head count, which only the answers show, so
-each phase is priced when what it depends on is known (docs/design.md §2.3):
+* **lazy answers** (the library's own models: each answer kept as its heads' data, a
+  :class:`~exactattn.arith.multiplicities.PackedElement`): the P2 run takes the answers'
+  images from that data, certifies and validates by comparing it (the same heads' data give
+  the same answer), and expands nothing; it costs per query a fixed part and a part
+  growing with H₀ and with d (``LAZY_*``, measured by ``benchmarks/bench_heads.py`` and
+  ``benchmarks/bench_core.py``) and a few hundred bytes of tokens and answer;
+* **expanded answers** (a black box returning built elements of Q(t)): every answer and
+  the model's answer it is compared with have their terms, priced at ``SECONDS_PER_TERM``
+  per term over the whole run; such a run is refused beyond ``expfield.MAX_TERMS`` terms
+  per answer (FLINT aborts the process on a failed allocation), and so is every expansion
+  where it is built (:class:`~exactattn.arith.expfield.TooLarge`);
+* **a certificate** writes every answer expanded: ``exactattn learn --certificate`` prices
+  the schedule as expanded answers before the first query.
 
-* before the first query, the schedule at H₀ (the worst case);  a P2 run on the exact
-  backend re-estimates it from its first copy-count answer, so up front it is refused only
-  when it is over the budget even with one-head answers (``observed=True`` of
-  :func:`check_budget`; the term limit stays at H₀: an answer that large must never be asked
-  for);
-* after the schedule, the validation queries (:func:`estimate_validation`) at the shapes
-  they will have and the recovered head count H* (an oracle of the class has exactly H*
-  canonical heads; one that has more fails at its first validation query).
+The P2 schedule asks 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1.  Before the first query it
+is priced as lazy answers (:func:`estimate_multi_head` ``lazy=True``); the first copy-count
+answer shows which kind the oracle gives (:func:`expanded_terms`, which expands nothing), and
+an expanded one re-prices the schedule at its size before the rest is asked.  After the
+schedule the validation queries are priced (:func:`estimate_validation`) at the shapes they
+will have and the recovered head count H* (an oracle of the class has exactly H* canonical
+heads; one that has more fails at its first validation query).  :func:`check_budget`
+refuses, with the estimate in one line, a run above the budget unless ``force`` is given.
 
-The time model is a rate measured on the reference machine (2 cores): about
-``SECONDS_PER_TERM`` per answer term over a whole certified run (oracle, learner and
-certification; ``benchmarks/bench_core.py`` prints the measured figures), and
-``MP_SECONDS_PER_OP`` per head·token·d² on the mp/float backends.  The figures are
-estimates for refusing hopeless runs, never a guarantee.
-
-The exact answers are lazy (docs/design.md §2.1): a run pays for their expansion only when it
-writes a certificate, prints its answers, or compares an answer whose per-head data differ
-from the model's (a non-canonical oracle).  The estimate prices that expansion, so on the
-exact backend it is an upper bound of what a run may need, not of what most runs spend.
+The figures are estimates for refusing hopeless runs, never a guarantee; ``MP_SECONDS_PER_OP``
+prices the mp / float backends per head·token·d².
 """
 
 from __future__ import annotations
@@ -46,11 +43,18 @@ from ...arith import expfield
 from .schedule import published_count, published_max_length
 
 __all__ = ["CostEstimate", "CostExceeded", "Budget", "DEFAULT_BUDGET", "estimate_multi_head",
-           "estimate_validation", "validation_floor", "heads_shown", "estimate_answer",
-           "check_budget"]
+           "estimate_validation", "validation_floor", "expanded_terms", "lazy_run", "lazy_estimate",
+           "heads_shown", "estimate_answer", "check_budget"]
 
-#: terms of a one-head answer to a copy-count query (two distinct tokens: 2 over 2)
-ONE_HEAD_TERMS = 4
+#: a lazy exact P2 run, per query: a fixed part and parts per head of H₀ and per unit of d
+#: (CPU seconds, oracle + images + interpolation + certification; measured at d = 4…32,
+#: H₀ = 1…64 and at (128, 4) on the reference machine: 0.04–0.16 ms per query)
+LAZY_SECONDS_PER_QUERY = 3e-5
+LAZY_SECONDS_PER_HEAD = 1.5e-6
+LAZY_SECONDS_PER_DIM = 1.3e-6
+#: ... and bytes per query kept (answer, transcript entry) and per token of its length
+LAZY_BYTES_PER_QUERY = 800
+LAZY_BYTES_PER_TOKEN = 24
 #: seconds per answer term over a whole certified exact run (measured at (d, H) = (16, 8))
 SECONDS_PER_TERM = 1.5e-6
 #: seconds per term and pass of an exact validation answer (evaluated and compared, not
@@ -88,10 +92,14 @@ class CostEstimate:
     bytes: int
     seconds: float
     exact: bool = True
+    #: the answers are kept unexpanded (``terms_per_answer`` is then 0: nothing is expanded)
+    lazy: bool = False
 
     def summary(self) -> str:
-        answers = (f"exact answers of up to {_num(self.terms_per_answer)} terms once expanded (exponents of "
-                   f"~{self.exponent_bits} bits)" if self.exact else "numeric answers")
+        answers = ("numeric answers" if not self.exact else
+                   "lazy exact answers (kept as their heads' data, never expanded)" if self.lazy
+                   else f"exact answers of up to {_num(self.terms_per_answer)} terms once "
+                        f"expanded (exponents of ~{self.exponent_bits} bits)")
         return (f"{self.what}: {self.queries:,} quer{'y' if self.queries == 1 else 'ies'} "
                 f"of length ≤ {self.max_length}, {answers}: ~{_bytes(self.bytes)}, "
                 f"~{_secs(self.seconds)}")
@@ -103,13 +111,14 @@ def _term_bytes(exponent_bits: int) -> int:
 
 
 def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: int = 40,
-                        validation: int = 0):
-    """The P2 schedule at (d, H₀): 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1; on the
-    exact backend each answer of an ≤ H₀-head model has ≤ 2·2^H₀ terms (two distinct tokens per
-    copy-count query).  ``exponent_bits`` is a guess of the exponents' size (default: the
-    40 bits of rational entries with small denominators on the default query box).
-    ``validation`` validation queries (three distinct tokens, length ≤ 2H₀ + 4:
-    ≤ 2·3^H₀ terms each, and a comparison that may multiply two of them) are added."""
+                        validation: int = 0, lazy: bool = False):
+    """The P2 schedule at (d, H₀): 4H₀d² − 2H₀ + 1 queries of length ≤ 2H₀ + 1.  On the exact
+    backend, ``lazy=True`` prices lazy answers (:func:`lazy_estimate`: nothing expanded);
+    otherwise that and the terms of expanded answers: each answer of an ≤ H₀-head model has ≤ 2·2^H₀ terms (two distinct tokens per
+    copy-count query), with exponents of about ``exponent_bits`` bits (default: the 40 bits
+    of rational entries with small denominators on the default query box).  ``validation``
+    validation queries (three distinct tokens, length ≤ 2H₀ + 4: ≤ 2·3^H₀ terms each
+    expanded, and a comparison that may multiply two of them) are added."""
     queries, length = published_count(d, H0), published_max_length(H0)
     what = f"multi-head learner at d={d}, H0={H0} ({backend})"
     if validation:
@@ -118,18 +127,35 @@ def estimate_multi_head(d: int, H0: int, backend: str = "exact", exponent_bits: 
         seconds = (queries * H0 * length + validation * H0 * (length + 3)) * d * d * \
             MP_SECONDS_PER_OP
         return CostEstimate(what, queries, length, 1, 0, queries * 64, seconds, exact=False)
+    base = lazy_estimate(what, d, H0, [length] * queries + [length + 3] * validation,
+                         exponent_bits)
+    if lazy:
+        return base
     terms = 2 * 2 ** H0
     total = queries * terms
     if validation:
         vterms = 2 * 3 ** H0
         total += validation * vterms * 3        # the answer, the model's, and their products
         terms = max(terms, vterms)
-    return CostEstimate(what, queries, length, terms, exponent_bits,
-                        total * _term_bytes(exponent_bits), total * SECONDS_PER_TERM)
+    return replace(base, terms_per_answer=terms, lazy=False,
+                   bytes=base.bytes + total * _term_bytes(exponent_bits),
+                   seconds=base.seconds + total * SECONDS_PER_TERM)
+
+
+def lazy_estimate(what: str, d: int, H0: int, lengths, exponent_bits: int = 40,
+                  passes: int = 1) -> CostEstimate:
+    """Queries of these lengths answered lazily (module docstring): ``LAZY_SECONDS_*`` per
+    query (times ``passes``: a validation query builds the model's data beside the
+    oracle's) and ``LAZY_BYTES_*`` kept per query; no term is expanded."""
+    per_query = LAZY_SECONDS_PER_QUERY + LAZY_SECONDS_PER_HEAD * H0 + LAZY_SECONDS_PER_DIM * d
+    return CostEstimate(what, len(lengths), max(lengths, default=0), 0, exponent_bits,
+                        sum(LAZY_BYTES_PER_QUERY + LAZY_BYTES_PER_TOKEN * L for L in lengths),
+                        passes * per_query * len(lengths), lazy=True)
 
 
 def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exact",
-                        exponent_bits: int = 40, floor: bool = False) -> CostEstimate:
+                        exponent_bits: int = 40, floor: bool = False,
+                        lazy: bool = False) -> CostEstimate:
     """The validation queries of a multi-head run, priced after its schedule (module
     docstring): ``shapes`` are their (length, distinct tokens) in asking order
     (:func:`~exactattn.learners.result.validation.validation_shapes`), ``heads`` the recovered
@@ -139,7 +165,10 @@ def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exa
     every answer is kept (``result.validation``) plus one comparison's two operands; time:
     three passes over each answer's terms (the oracle's answer, the model's, their cross
     products) at ``VALIDATION_SECONDS_PER_TERM``.  ``floor=True`` names ``shapes`` as the
-    cheapest the queries can have (:func:`validation_floor`), priced before the schedule."""
+    cheapest the queries can have (:func:`validation_floor`), priced before the schedule.
+    ``lazy=True`` (the run's answers are lazy, :func:`lazy_run`): the oracle's answer and
+    the model's are compared as their heads' data, expanded never (:func:`lazy_estimate`,
+    two passes per query)."""
     shapes = [(int(L), int(k)) for L, k in shapes]
     length = max((L for L, _ in shapes), default=0)
     what = (f"validation after the multi-head schedule at d={d}, H0={H0} ({backend}), priced "
@@ -151,6 +180,9 @@ def estimate_validation(d: int, H0: int, heads: int, shapes, backend: str = "exa
         seconds = sum(L for L, _ in shapes) * max(1, heads) * d * d * MP_SECONDS_PER_OP
         return CostEstimate(what, len(shapes), length, 1, 0, len(shapes) * 64, seconds,
                             exact=False)
+    if lazy:
+        return lazy_estimate(what, d, max(1, heads), [L for L, _ in shapes], exponent_bits,
+                             passes=2)
     per_answer = [2 * k ** heads for _, k in shapes]
     top = max(per_answer, default=0)
     held = sum(per_answer) + 2 * top          # every answer is kept; one comparison at a time
@@ -169,6 +201,24 @@ def validation_floor(count: int):
     if count >= len(FORCED_DISTINCT):
         return [(k, k) for k in FORCED_DISTINCT]
     return [(2, 2)] * min(count, 2) + [(1, 1)] * max(0, count - 2)
+
+
+def expanded_terms(answer) -> int:
+    """The terms an exact answer holds expanded: 0 for a lazy answer (a
+    :class:`~exactattn.arith.multiplicities.PackedElement` over its group's L — kept as its
+    heads' data; images, certification and validation read that data, docs/design.md §2.1),
+    else its numerator's and denominator's terms, already built (nothing is expanded here)."""
+    if getattr(answer, "packed", None) is not None:
+        return 0
+    return len(answer.num) + len(answer.den)
+
+
+def lazy_run(transcript) -> bool:
+    """Whether a run's exact answers are lazy: its first answer is (an oracle answers every
+    query alike); False for an empty transcript (priced as expanded)."""
+    from ...arith.expfield import ExpElement
+    first = transcript[0][1] if transcript else None
+    return isinstance(first, ExpElement) and expanded_terms(first) == 0
 
 
 def heads_shown(answer) -> int:
@@ -206,29 +256,18 @@ def estimate_answer(model, tokens):
                         terms * _term_bytes(bits), terms * SECONDS_PER_TERM / 3)
 
 
-def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None,
-                 observed: bool = False):
+def check_budget(estimate: CostEstimate, force: bool = False, budget: Budget | None = None):
     """Raise CostExceeded (one line: the estimate, the budget and the way out) when the
     estimate is above the budget (default DEFAULT_BUDGET) and ``force`` is not given; an
-    answer beyond FLINT's allocation limit is refused even with ``force``.
-
-    ``observed=True``: the run re-estimates its cost from a real answer before it asks the
-    rest (the exact P2 schedule, after its first copy-count answer), so the budget is held
-    here to the estimate's queries at one head's answer size (2·2 terms) — refused only what
-    is over the budget whatever the oracle's head count (module docstring)."""
+    estimate of expanded answers beyond FLINT's allocation limit (``expfield.MAX_TERMS``
+    terms each) is refused even with ``force``: those terms would be built (a lazy estimate
+    expands none)."""
     if estimate.terms_per_answer > expfield.MAX_TERMS:
         raise CostExceeded(f"refused: {estimate.summary()}; one answer exceeds the "
                            f"{_num(expfield.MAX_TERMS)}-term limit of exact arithmetic "
                            f"(use --backend mp{_skip_validation(estimate)})")
     if force:
         return estimate
-    if observed and estimate.exact and estimate.terms_per_answer > ONE_HEAD_TERMS:
-        terms = estimate.terms_per_answer
-        estimate = replace(estimate, what=estimate.what + ", priced at one-head answers until "
-                           "the first copy-count answer shows their size",
-                           terms_per_answer=ONE_HEAD_TERMS,
-                           bytes=estimate.bytes * ONE_HEAD_TERMS // terms,
-                           seconds=estimate.seconds * ONE_HEAD_TERMS / terms)
     budget = DEFAULT_BUDGET if budget is None else budget
     over = estimate.bytes > budget.bytes or estimate.seconds > budget.seconds
     if over:

@@ -138,10 +138,10 @@ def statement(result, schedule, box) -> str:
     generic = (f"{head} and the draw (U, X) is generic for it (det U ≠ 0, det X ≠ 0, "
                f"separated poles, visible heads, unique matching)")
     if len(heads) == H0:
-        return (f"{generic}: every model with ≤ {H0} heads (real parameters) that gives these "
-                f"answers is this model (Lemma B of docs/evidence.md: {H0} separated visible "
-                f"poles in every family, the matchings tied by score additivity) — no "
-                f"probability involved")
+        return (f"every model with ≤ {H0} heads (real parameters) that gives these {N} answers "
+                f"is this model (Lemma B of docs/evidence.md) — no probability involved: "
+                f"{generic}, so {H0} separated visible poles in every family fix the heads and "
+                f"score additivity ties the matchings")
     return (f"{generic}: the learner maps these answers to this model, so any oracle with "
             f"≤ {H0} heads giving the same answers is this model or has this draw in its own "
             f"bad set (Theorem 1 of docs/evidence.md, a proof sketch, assumed); with fewer "

@@ -11,12 +11,15 @@ After the schedule's answers are in:
    the float backend), and ``result.error_bar`` bounds max |Δparameter| for every oracle of
    that precision with the heads found (method "ball", rigorous);
 4. failure is named: fewer heads than heads=H is :class:`~exactattn.errors.UnresolvedHeads`;
-   a decision the balls cannot make is :class:`~exactattn.errors.IllConditioned` with the
-   smallest pole separation seen and the precision that would have sufficed (re-run on
-   narrower balls); a certain contradiction (no matching candidate at all, or Σ v_h ≠ v,
-   with every family certified of type H — H poles in each, none fallen back to a lower
-   type — and, at an inferred precision, on balls CERTAIN_MARGIN = 16 times wider too) is
-   NotAttention at that precision; anything short of that is IllConditioned.  A failure
+   a decision the balls cannot make is :class:`~exactattn.errors.IllConditioned`, naming
+   the quantity the answers do not determine and its copy-count family
+   (:func:`ill_conditioned_quantity`: the poles of one family not isolated, a residue not
+   told from 0, an interpolation, a matching, the basis solve), with the smallest pole
+   separation seen, the precision that would have sufficed (re-run on narrower balls) and
+   the oracle's declared remedy; a certain contradiction (no matching candidate at all, or
+   Σ v_h ≠ v, with every family certified of type H — H poles in each, none fallen back to
+   a lower type — and, at an inferred precision, on balls CERTAIN_MARGIN = 16 times wider
+   too) is NotAttention at that precision; anything short of that is IllConditioned.  A failure
    at a declared lower-precision format (a float32 torch layer) names the remedy (run in
    float64).  ``accuracy``, if given, must be met by the bar, else IllConditioned.
 """
@@ -30,10 +33,11 @@ from ...errors import (CollidingPoles, IllConditioned, InvisibleHead, LearningFa
                       NotAttention, SingularSystem, UnresolvedHeads)
 from ...models.attention import AttentionHead, MultiHeadAttention
 from .enclosure import enclose, needed_precision
+from .matching import key_label
 from ..result.precision import (ErrorBar, bar_for, check_accuracy, infer_precision, shown_eta,
                         working_bits, working_dps)
 
-__all__ = ["run_inexact"]
+__all__ = ["ill_conditioned_quantity", "run_inexact"]
 
 
 def _convert(be, work_ctx):
@@ -69,7 +73,8 @@ def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=N
         fo, why = _first_order(recover, close, schedule, answers, prec, wdps, heads)
         if fo is None:
             failure.details["first_order"] = why
-            failure.args = (f"{failure}; no first-order bar either: {why}",)
+            if not why.startswith(NOT_COMPUTED):      # a size limit is no finding: not shown
+                failure.args = (f"{failure}; no first-order bar either: {why}",)
             raise failure from None
         return _first_order_result(fo, failure, be, prec, wdps, ctx, schedule, transcript,
                                    result, heads, accuracy)
@@ -111,6 +116,9 @@ def run_inexact(orc, schedule, answers, transcript, be, recover, result, close=N
 
 #: the first-order constant C costs one recovery per answer: computed up to this many answers
 FIRST_ORDER_MAX_ANSWERS = 70
+#: how the reason of a first-order bar not attempted (a run above the size limit) begins: kept
+#: in ``details["first_order"]``, left out of the message (a limit of ours, not a finding)
+NOT_COMPUTED = "not computed"
 
 
 def _first_order(recover, close, schedule, answers, prec, wdps, heads):
@@ -125,8 +133,8 @@ def _first_order(recover, close, schedule, answers, prec, wdps, heads):
     from .jacobian import flat, jacobian, row_norms
     from .schedule import Schedule
     if close is None or len(answers) > FIRST_ORDER_MAX_ANSWERS:
-        return None, (f"the first-order constant is computed up to {FIRST_ORDER_MAX_ANSWERS} "
-                      f"answers (this run has {len(answers)})")
+        return None, (f"{NOT_COMPUTED}: the first-order constant is computed up to "
+                      f"{FIRST_ORDER_MAX_ANSWERS} answers (this run has {len(answers)})")
     work = MPBackend(2 * wdps)
     sched = Schedule([[work.scalar(x) for x in r] for r in schedule.U],
                      [[work.scalar(x) for x in r] for r in schedule.X], schedule.H0)
@@ -143,7 +151,8 @@ def _first_order(recover, close, schedule, answers, prec, wdps, heads):
         step = work.ctx.mpf(10) ** (-wdps)
         J = jacobian(fn, ans, step, found, flat(found, v), work.scalar(0))
     except LearningFailure as e:
-        return None, f"the tolerance-based recovery fails too ({e.reason}: {e})"
+        return None, (f"the tolerance-based recovery cannot make it either "
+                      f"({ill_conditioned_quantity(e, schedule)[0]})")
     d = schedule.d
     C = max(row_norms(J[: len(found) * (d * d + d)]), default=work.scalar(0))
     top = max((abs(a) for a in ans), default=work.scalar(1))
@@ -241,13 +250,14 @@ def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=Fals
                             **{k: v for k, v in e.details.items()
                                if k not in ("separations", "pole_counts")})
     if certain:
+        quantity, family, _ = ill_conditioned_quantity(e, schedule)
         return IllConditioned(
-            f"the answers contradict every attention model with {heads} heads at the oracle "
-            f"precision {prec} ({reason}: {e}), but not at {CERTAIN_MARGIN}× that: the "
-            f"verdict hangs on the inferred precision; state it (oracle_precision=, "
+            f"{quantity}; the answers contradict every attention model with "
+            f"{heads} heads at the oracle precision {prec}, but not at {CERTAIN_MARGIN}× that: "
+            f"the verdict hangs on the inferred precision; state it (oracle_precision=, "
             f"--oracle-digits){'; ' + prec.remedy if prec.remedy else ''}",
             pole_separation=sep, precision=prec.describe(), needed_precision=None,
-            cause=reason)
+            cause=reason, quantity=quantity, family=family)
     if heads is not None and isinstance(e, (CollidingPoles, InvisibleHead)):
         fix = f"; {prec.remedy}" if prec.remedy else ""
         return UnresolvedHeads(
@@ -257,16 +267,94 @@ def _classify(e, recover, schedule, answers, prec, bits, heads, ctx, stated=Fals
             f"heads are closer than this precision separates{fix}",
             heads=heads, pole_separation=sep, precision=prec.describe(), cause=reason)
     narrower, _ = needed_precision(lambda *a: recover(*a, heads=heads), schedule, answers,
-                                   prec, bits)
+                                   prec, bits, NARROWED)
     need = None if narrower is None else shown_eta(narrower.eta)
-    hint = prec.hint(narrower) if need else "; ".join(
-        ["no narrower precision certified these answers (they may be noisier than stated, "
-         "or not attention)"] + ([prec.remedy] if prec.remedy else []))
+    quantity, family, local = ill_conditioned_quantity(e, schedule)
+    fixes = [prec.hint(narrower) if need else
+             f"answer balls narrowed around these answers by up to 10^{NARROWED[-1]} do "
+             f"not certify it either (the answers may also be noisier than stated)"]
+    if local:
+        fixes.append("a fresh draw of the random bases may avoid it (resample=True; "
+                     "max_attempts=N draws)")
+    if prec.remedy and not need:
+        fixes.append(prec.remedy)
+    solved = "" if sep is None else f"; smallest pole separation among the families reached: {sep}"
     return IllConditioned(
-        f"the recovery cannot be certified at the oracle precision {prec} ({reason}: {e}); "
-        f"smallest pole separation seen {sep}; {hint}. Raising dps does not help: more "
-        f"precise answers (or the exact backend) do", pole_separation=sep,
-        precision=prec.describe(), needed_precision=need, cause=reason)
+        f"at the oracle precision {prec}, {quantity}{solved}. {_capital('; '.join(fixes))}. "
+        f"Raising dps does not help: more precise answers do",
+        pole_separation=sep, precision=prec.describe(), needed_precision=need, cause=reason,
+        quantity=quantity, family=family)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+#: the narrowings 10^k of the answer balls that :func:`.enclosure.needed_precision` tries
+NARROWED = (1, 2, 4, 8, 16)
+
+
+def _solving(e, schedule):
+    """(label, position, count) of the copy-count family the ball recovery was solving when
+    it failed, or None: :class:`.enclosure.BallEngine` records one pole count per family
+    started, in the order :func:`.recovery._recover` solves them (the families ending in
+    x₁ first, then the rest, each in schedule order)."""
+    counts = e.details.get("pole_counts")
+    fams = schedule.families
+    order = [f for f in fams if f.ends_in_x1] + [f for f in fams if not f.ends_in_x1]
+    if not counts or len(counts) > len(order):
+        return None
+    fam = order[len(counts) - 1]
+    return f"I(u{key_label(fam.u_key)}, x{key_label(fam.x_key)})", len(counts), len(order)
+
+
+def ill_conditioned_quantity(e, schedule) -> tuple[str, str | None, bool]:
+    """(what, family, local) for a recovery failure that balls of the oracle precision cannot
+    decide (docs/design.md §8): ``what`` names the quantity the answers do not determine —
+    the poles of one copy-count family (not isolated), one residue (not told from 0), one
+    family's interpolation, one matching, the basis solve or the sum of the v_h — with the
+    family when known; ``local`` is True when it concerns one family of this draw of the
+    bases (another draw may avoid it)."""
+    if isinstance(e, SingularSystem):
+        what = ("the solve with the random bases U, X is not certified at this precision "
+                "(a ball pivot contains 0)")
+        return what, None, True
+    d = e.details
+    if "family" in d:
+        told = str(e).split(": ", 1)[-1]
+        what = (f"the matching of the copy-count family {d['family']} ({told}) is not "
+                f"decided at this precision")
+        return what, d["family"], True
+    if "sum_v" in d:
+        what = ("the sum of the heads' value vectors v_h is not certified equal to v, which "
+                "the constants give")
+        return what, None, False
+    at = _solving(e, schedule)
+    name = f"the copy-count family {at[0]} (family {at[1]} of {at[2]} in the order solved)" if at \
+        else "a copy-count family"
+    family = at[0] if at else None
+    if d.get("degree") == 1:
+        what = (f"the pole z_h = e^(u·W_h x) of {name} is not determined: the root of its "
+                f"interpolated denominator is not certified")
+    elif "degree" in d:
+        what = (f"the {d['degree']} poles z_h = e^(u·W_h x) of {name} cannot be isolated: two "
+                f"of them lie closer together than answers within the oracle precision "
+                f"resolve (the roots of its interpolated denominator are not certified "
+                f"distinct)")
+    elif "samples" in d:
+        what = (f"the rational interpolation of {name}: no type ≤ ({d['bound']}, "
+                f"{d['bound']}) is certified within the answer balls (its linearised system "
+                f"is too ill-conditioned at this precision)")
+    elif "pole" in d and "residue" in str(e):
+        what = (f"a residue c_h = −v_h·u of {name} cannot be told from 0: its term "
+                f"c_h/(1 + m·z_h) is below what the oracle precision resolves (a pole far "
+                f"from 1, a large score |u·W_h x|, hides it)")
+    elif "pole" in d:
+        what = (f"a pole z_h of {name} is not certified positive, so its score log z_h is "
+                f"not determined at this precision")
+    else:
+        return f"a decision of the recovery ({getattr(e, 'reason', 'failure')})", family, False
+    return what, family, True
 
 
 def _contradiction(e, heads) -> bool:

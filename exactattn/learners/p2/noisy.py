@@ -11,6 +11,12 @@ and ``strict=True`` raises :class:`~exactattn.errors.ConditionsNotMet` instead.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..._typing import BackendLike, Bound, Number, OracleLike
+    from ..result import LearnResult
+
 import random
 import time
 from fractions import Fraction
@@ -64,9 +70,11 @@ def _recover_noisy(schedule, answers, be, H0, tau, cap):
         f"queries (last failure: {last.reason}: {last})", cause=last.reason, tried=failures)
 
 
-def learn_multi_head_noisy(oracle, dim, heads, tolerance, backend=None, dps=None, seed=None,
-                           strict=False, constant=True, sensitivity=None,
-                           max_matching_tolerance=None):
+def learn_multi_head_noisy(oracle: OracleLike, dim: int, heads: int, tolerance: Number,
+                           backend: BackendLike | None = None, dps: int | None = None,
+                           seed: int | None = None, strict: bool = False,
+                           constant: bool = True, sensitivity: Bound = None,
+                           max_matching_tolerance: Bound = None) -> LearnResult:
     """The P2 multi-head learner on answers within ±τ, with the P2 approximate-oracle bound
     C·τ computed for the run (docs/design.md §4.4; :mod:`exactattn.learners.p2.sensitivity`).
 

@@ -30,7 +30,8 @@ from ...errors import (CertificationFailed, LearningFailure, NotAttention, Singu
                        SingularSystem)
 from ...models.attention import AttentionHead, MultiHeadAttention
 from ..result import LearnResult
-from .cost import check_budget, estimate_multi_head, estimate_validation, heads_shown, validation_floor
+from .cost import (check_budget, estimate_multi_head, estimate_validation, expanded_terms,
+                   heads_shown, validation_floor)
 from .engines import (PRIME_BITS, ExponentsTooLarge, exponent_window, make_engine,
                       prime_sizes, repeated_structural)
 from .inexact import run_inexact
@@ -378,13 +379,16 @@ def _attempt(schedule, answers, engine, be, H0, close, certify):
 
 
 def _check_observed(answer, d, H0, force, validation=0):
-    """The cost estimate redone from a real copy-count answer (its terms and exponents): the
-    schedule, and the cheapest shapes of the ``validation`` queries at the head count the
-    answer shows (:func:`~.cost.heads_shown`), before the rest of the schedule is asked."""
+    """The cost estimate redone from a real copy-count answer, before the rest of the
+    schedule is asked: a lazy answer (:func:`~.cost.expanded_terms` 0: kept as its heads'
+    data, never expanded by the run) confirms the lazy estimate made up front; an expanded
+    one (a black box's) prices the schedule at its terms and exponents, and the cheapest
+    shapes of the ``validation`` queries at the head count it shows
+    (:func:`~.cost.heads_shown`).  Nothing is expanded here."""
     from ...arith.expfield import ExpElement
-    if not isinstance(answer, ExpElement):
+    terms = expanded_terms(answer) if isinstance(answer, ExpElement) else 0
+    if not terms:
         return
-    terms = len(answer.num) + len(answer.den)
     bits = max(1, answer.exponent_span().bit_length())
     est = estimate_multi_head(d, H0, "exact", bits)
     check_budget(replace(est, terms_per_answer=terms,

@@ -9,6 +9,13 @@ equal); otherwise mpmath at the requested precision.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+    from ...models.attention import AttentionHead, MultiHeadAttention
+
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -203,7 +210,8 @@ def compare_models(truth, recovered, dps: int | None = None) -> Comparison:
     return compare(truth, recovered, dps)
 
 
-def parameter_error(true_model, result_heads, dps: int | None = None):
+def parameter_error(true_model: AttentionHead | MultiHeadAttention, result_heads: Sequence,
+                    dps: int | None = None) -> Any:
     """max |ΔW_ij|, |Δv_i| over the matched canonical heads (P2 canonical form).
 
     Exact (a Fraction, 0 iff equal) when both sides are rational; otherwise an mpmath

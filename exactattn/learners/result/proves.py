@@ -12,7 +12,10 @@ query shapes was checked.
 
 from __future__ import annotations
 
-__all__ = ["state"]
+from ...arith.numbers import upper_decimal
+from .precision import shown_eta
+
+__all__ = ["headline", "state"]
 
 
 def _validation(result, H0) -> str:
@@ -35,7 +38,7 @@ def _validation(result, H0) -> str:
                  f"{', '.join(map(str, kinds))} distinct tokens)")
     else:
         drawn = ""
-    return f"{n} validation queries{drawn} {how}"
+    return f"{n} validation quer{'y' if n == 1 else 'ies'}{drawn} {how}"
 
 
 def _inexact(result) -> str:
@@ -60,3 +63,44 @@ def state(result, H0: int, exact: str | None = None):
                 f"≤ {H0} heads may give the same answers")
     result.proves = f"{text}; {_validation(result, H0)}."
     return result
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to its first ':' or ';' outside parentheses, without its parenthesised
+    asides (" (…)"; a call such as Q(t) stays)."""
+    out, depth, aside = [], 0, False
+    for i, ch in enumerate(text):
+        if ch == "(":
+            aside = aside or (depth == 0 and i > 0 and text[i - 1] == " ")
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0 and aside:
+                aside = False
+                continue
+        elif depth == 0 and ch in ":;":
+            break
+        if not aside:
+            out.append(ch)
+    return " ".join("".join(out).split())
+
+
+def headline(result) -> str | None:
+    """``result.proves`` in one short line (the command line's default ``proves:``; the full
+    text is ``result.proves``, printed under -v and in --json): the statement's first
+    clause and the count of validation queries, or the error bar and the precision it
+    assumes on mp / float (docs/design.md §8)."""
+    if not result.proves:
+        return None
+    n = getattr(result, "validation_queries", 0)
+    bar = getattr(result, "error_bar", None)
+    if result.backend != "exact" and bar is not None:
+        kind = "certified enclosure" if bar.rigorous else "first-order, not rigorous"
+        eta = shown_eta(bar.precision.eta)
+        head = (f"heads within ±{upper_decimal(bar.bound)} ({kind}) if every answer is within "
+                f"{eta}{'·max(1,|y|)' if bar.precision.relative else ''}")
+    else:
+        head = _first_clause(result.proves)
+    checked = (f"{n} validation quer{'y agrees' if n == 1 else 'ies agree'}" if n else
+               "no validation queries")
+    return f"{head}; {checked}"

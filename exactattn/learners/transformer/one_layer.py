@@ -56,6 +56,11 @@ the returned Transformer is still functionally equivalent.  For P1 additionally 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..._typing import BackendLike, OracleLike, Progress
+
 import random
 import time
 from dataclasses import dataclass
@@ -193,7 +198,8 @@ def _functional_exact(space: PhiSpace, tokens, T):
     for row in scores:
         ks = [int(s * L) for s in row]
         low = min(ks)
-        den, nums = {}, [{} for _ in range(space.d)]
+        den: dict = {}
+        nums: list[dict] = [{} for _ in range(space.d)]
         for k, x in zip(ks, X):
             den[k - low] = den.get(k - low, 0) + 1
             for i in range(space.d):
@@ -616,9 +622,12 @@ def _validate(res, orc, H0, count, seed, num, progress):
                           f"uniqueness among Transformers giving these answers is claimed")
 
 
-def learn_transformer(oracle, dim, heads=None, heads_bound=None, hidden=None, backend=None,
-                      dps=None, seed=None, method="p2", resample=False, progress=None,
-                      validate=None):
+def learn_transformer(oracle: OracleLike, dim: int, heads: int | None = None,
+                      heads_bound: int | None = None, hidden: int | None = None,
+                      backend: BackendLike | None = None, dps: int | None = None,
+                      seed: int | None = None, method: str = "p2", resample: bool = False,
+                      progress: Progress | None = None,
+                      validate: int | None = None) -> TransformerResult:
     """One-layer Transformer learner (docs/design.md §1, §4.5): ``method="p2"`` (P2 Transformer
     extension, any number of heads) or ``"p1"`` (P1 one-layer reduction, one head).
     ``progress``, if given, is called as ``progress(stage, done, total)``.

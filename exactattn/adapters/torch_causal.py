@@ -27,6 +27,10 @@ from .torch import (AttentionWeights, _FORMATS, _formats, _precision, _readout, 
 
 __all__ = ["causal_oracle", "causal_model", "alibi_mask", "check_causal_mask"]
 
+#: what a failure at the declared precision suggests (behind the float format's own remedy)
+REMEDY = ("scores of about 0.05 put the poles near 1, where float64 answers do not separate "
+          "them: larger weights (or inputs) certify (docs/decoders.md §7)")
+
 
 def causal_model(mha, readout, slopes=None, dps: int = 50):
     """The ground-truth :class:`~exactattn.models.decoder.CausalAttention` of the layer read
@@ -116,7 +120,7 @@ def causal_oracle(mha, readout, slopes=None, attn_mask=None, dtype=None, **oracl
 
     query.__name__ = f"torch_causal_{type(mha).__name__}"
     o = CausalOracle(query, dim=w.E, **oracle_args)
-    o.declared_precision = _precision(fmt, c_exact)
+    o.declared_precision = _precision(fmt, c_exact, REMEDY)
     return o
 
 

@@ -49,6 +49,8 @@ def parse_alibi(text):
 
 
 def _check(a):
+    if a.backend is None:                       # the default: the causal learner is exact
+        a.backend = "exact"
     if a.backend != "exact":
         raise ValueError("learn causal runs on the exact backend (float decoders: the Python "
                          "API exactattn.learners.decoder.inexact, docs/decoders.md)")

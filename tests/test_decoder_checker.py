@@ -290,3 +290,10 @@ def test_certify_causal_names_a_wrong_model():
     assert not c.holds and c.mismatch is not None and "not the oracle" in c.proves
     with pytest.raises(ValueError):
         c.certificate()
+
+
+def test_an_extra_record_in_a_decoder_claim_is_rejected(count_cert):
+    bad = copy.deepcopy(count_cert)
+    bad["checks"].append(copy.deepcopy(bad["checks"][_index(bad, "causal-twin")]))
+    with pytest.raises(Rejected, match="record"):
+        verify(bad)

@@ -22,7 +22,8 @@ __all__ = ["Claim", "Verdict", "Outcome", "register", "claims", "get_claim", "ru
 #: modules that register claims, in display order
 CLAIM_MODULES = ("p1_t41", "p1_t51", "p1_p71", "p2_rational", "p2_count", "p2_prob1",
                  "p2_canonical", "p2_nonunique", "p2_unique", "design_unique", "query_complexity", "p1_t61", "p2_approx", "p1_transformer",
-                 "p2_transformer", "floor", "beyond_economy")
+                 "p2_transformer", "floor", "beyond_economy", "decoder_count", "decoder_alibi",
+                 "decoder_residual")
 
 
 @dataclass

@@ -29,6 +29,7 @@ CASES = {
     "query_counts.py": "query_counts",
     "beyond_counts.py": "beyond_counts",
     "noise.py": "noise",
+    "causal_positions.py": "causal_positions",
 }
 #: examples that need an optional package: script → (module it needs, PNG name)
 OPTIONAL = {"torch_layer.py": ("torch", "torch_layer")}

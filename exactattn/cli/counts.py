@@ -37,6 +37,9 @@ def register(sub):
     p.add_argument("--beyond", action="store_true",
                    help="the floor beside P1, P2, economy, adaptive and low-rank counts")
     p.add_argument("--rank", type=int_in(1, MAX_DIM), default=1, help="with --beyond: rank of the low-rank heads")
+    p.add_argument("--causal", action="store_true",
+                   help="the causal learner (one query read at every position, "
+                        "docs/decoders.md) beside P2 on the same model")
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--force", action="store_true",
                    help="run even when the cost estimate is above the limit")
@@ -52,6 +55,9 @@ def run(args):
                f"{' --beyond' if args.beyond else ''}", _work(args), args.force)
     if args.beyond:
         return run_beyond(args)
+    if args.causal:
+        from .counts_causal import run_causal_counts
+        return run_causal_counts(args)
     grid = [(d, H) for d in args.dims for H in args.heads]
     rows = [measure(d, H, args.bound_offset, args.seed)
             for d, H in track(grid, "counts", quiet=args.quiet, json=args.json,

@@ -1,4 +1,4 @@
-"""`exactattn learn single-head|multi-head|low-rank|transformer --dim D [--heads H]
+"""`exactattn learn single-head|multi-head|low-rank|transformer|causal --dim D [--heads H]
 [--heads-bound H0] [--rank R] [--schedule p2|economy|adaptive|low-rank|design] [--hidden K] --backend exact|mp|float [--dps N] [--seed S]
 [--model FILE] [--save FILE] [--json]` (docs/design.md §7).
 
@@ -21,7 +21,7 @@ from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS
                       check_work, dump, heads_int, int_in, output_file, p2_work, path_arg,
                       positive_int, seed_int)
 
-VARIANTS = ("single-head", "multi-head", "low-rank", "transformer")
+VARIANTS = ("single-head", "multi-head", "low-rank", "transformer", "causal")
 #: the multi-head learner's schedules (exactattn.learners.multi_head.SCHEDULES)
 SCHEDULES = ("p2", "economy", "adaptive", "low-rank", "design")
 
@@ -32,7 +32,8 @@ def register(sub):
                        description=__doc__.split("\n\n")[1])
     p.add_argument("variant", choices=VARIANTS,
                    help="single-head (P1 Thm 4.1), multi-head (P2), low-rank (docs/design.md §4.2), "
-                        "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1)")
+                        "transformer (one layer with a bias-free ReLU FFN, docs/design.md §1), "
+                        "causal (decoder oracles read at every position, docs/decoders.md)")
     p.add_argument("--dim", type=dim_int, default=None,
                    help="token dimension d (required unless --model gives it)")
     p.add_argument("--heads", type=heads_int, default=None,
@@ -103,6 +104,8 @@ def register(sub):
     p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="per-query timeout of the oracle: a query not answered in time is the "
                         "named failure oracle-timeout")
+    from .learn_causal import add_causal_args
+    add_causal_args(p)
     p.set_defaults(func=run)
 
 
@@ -368,6 +371,12 @@ class _Unavailable(Exception):
 
 
 def run(a):
+    if a.variant == "causal":                   # decoder oracles: docs/decoders.md
+        from .learn_causal import run_causal
+        return run_causal(a)
+    if a.alibi is not None or a.residual or a.design_certificate is not None:
+        raise ValueError("--alibi, --residual and --design-certificate apply to 'learn "
+                         "causal' only")
     from ..arith import get_backend
     from ..errors import LearningFailure
     from ..learners.result.compare import default_tolerance, parameter_error

@@ -67,7 +67,8 @@ def register(sub):
 #: which commands read each kind of model file (for the message when a command gets the other)
 _READ_BY = {"multi-head-attention": "'learn single-head|multi-head|low-rank --model', 'eval' "
                                     "and 'model show|canonical|compare'",
-            "one-layer-transformer": "'learn transformer --model' and 'model show|compare'"}
+            "one-layer-transformer": "'learn transformer --model' and 'model show|compare'",
+            "causal-attention": "'learn causal --model'"}
 
 
 def read_model(path: str, want: str | None = None, command: str | None = None):

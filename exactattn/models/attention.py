@@ -428,10 +428,12 @@ def model_to_json(model: AttentionHead | MultiHeadAttention) -> str:
 
 #: the "type" of each kind of model file, and what it holds
 MODEL_TYPES = {"multi-head-attention": "a multi-head attention model",
-               "one-layer-transformer": "a one-layer Transformer"}
+               "one-layer-transformer": "a one-layer Transformer",
+               "causal-attention": "a causal (decoder) attention model"}
 #: the top-level keys each kind of file may have (what to_dict writes)
 _KEYS = {"multi-head-attention": ("type", "dim", "entries", "dps", "heads"),
-         "one-layer-transformer": ("type", "dim", "hidden", "entries", "dps", "heads", "A", "w")}
+         "one-layer-transformer": ("type", "dim", "hidden", "entries", "dps", "heads", "A", "w"),
+         "causal-attention": ("type", "dim", "entries", "dps", "heads", "residual")}
 
 
 def model_type(data) -> str:
@@ -443,7 +445,8 @@ def model_type(data) -> str:
     kind = data.get("type", "multi-head-attention")
     if kind not in MODEL_TYPES:
         raise ValueError(f"model JSON: unknown \"type\" {shown(str(kind))}; a model file has "
-                         f"\"type\" \"multi-head-attention\" or \"one-layer-transformer\"")
+                         f"\"type\" \"multi-head-attention\", \"one-layer-transformer\" or "
+                         f"\"causal-attention\"")
     return kind
 
 
@@ -494,6 +497,10 @@ def model_from_json(text_or_dict: str | dict) -> MultiHeadAttention:
                          "\"one-layer-transformer\"), not a multi-head attention model; read it "
                          "with transformer_from_json (exactattn learn transformer --model, "
                          "model show, model compare)")
+    if model_type(data) == "causal-attention":
+        raise ValueError("model JSON holds a causal attention model (\"type\": "
+                         "\"causal-attention\"), not a multi-head attention model; read it "
+                         "with causal_from_json (exactattn learn causal --model)")
     if "heads" not in data:
         raise ValueError("model JSON must be an object with a 'heads' list")
     kind, dps = read_header(data, "multi-head-attention", "model JSON")

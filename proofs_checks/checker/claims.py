@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .decoder import PARAMS as DECODER_PARAMS
+from .decoder import RECORDS as DECODER_RECORDS
 from .noisy_multi import params_p2_approx
 from .noisy_single import params_p1_t61
 from .transformer import params_p1_transformer, params_p2_transformer
@@ -96,6 +98,22 @@ CLAIMS = {
                   "giving its answers) is computed exactly; extra copy-count families shrink it "
                   "to one model, the oracle, with no probability or genericity theorem",
                   {"fibre"}),
+    # beyond the papers: decoder oracles (docs/decoders.md)
+    "causal-count": ("beyond the papers: causal decoder oracles",
+                     "with a causal mask and an output at every position one query is a whole "
+                     "copy-count family: exact canonical heads from 2d²−1 queries of length "
+                     "2H0+1 (d²+d−1 with residue matching; P2: 4H0d²−2H0+1); the d² basis "
+                     "queries alone do not suffice",
+                     {"run", "causal-count", "causal-twin", "causal-design"}),
+    "alibi": ("beyond the papers: ALiBi position biases",
+              "known rational ALiBi slopes: one shared slope replaces the copy count k by "
+              "S_k = Σ_{i≤k} e^{is}; distinct slopes label the heads (d² queries of length "
+              "2^{H+1}−1); recovered exactly",
+              {"run"}),
+    "residual": ("beyond the papers: residual read-out",
+                 "a residual read-out w·x_p is recovered with the heads from the same 2d²−1 "
+                 "causal queries, one position longer (2H0+2)",
+                 {"run"}),
     # a user's own run with --certify-unique (beyond P2, answer fibres)
     "unique": ("docs/design.md §11",
                "certified uniqueness of one exact run: every canonical model with at most H0 "
@@ -120,12 +138,19 @@ CLAIMS = {
                 "answers on the moment-curve design (d single-token queries and n > γ + (L−1)β "
                 "families of L−1 samples, L = H + H0) has M's canonical form",
                 {"design"}),
+    # a user's own `exactattn learn causal --design-certificate FILE` (docs/decoders.md §6)
+    "causal-certify": ("Theorem A (docs/decoders.md §6)",
+                       "Theorem A for decoder oracles: every causal model with at most H0 heads "
+                       "(and M's slope and read-out) that gives M's outputs on the d "
+                       "single-token queries and one causal query per moment-curve family "
+                       "(n > γ + (L−1)β, L = H + H0) has M's canonical form",
+                       {"causal-design"}),
 }
 
 
 #: the claims of a user's own certificate (`learn --certificate`, `learn --certify-unique
 #: --certificate`, `certify --certificate`): no registered claim, no sizes
-USER_CLAIMS = ("run", "unique", "certify")
+USER_CLAIMS = ("run", "unique", "certify", "causal-certify")
 
 #: query-complexity's quick grid: d ≤ 3, 1 ≤ H ≤ H0 ≤ 3
 _QC_QUICK = [[d, H, H0] for d in (1, 2, 3) for H0 in (1, 2, 3) for H in range(1, H0 + 1)]
@@ -197,6 +222,17 @@ SIZES = {
     "economy-prob1": {"quick": {"d,H,box,trials": [[2, 2, 1000, 40]]},
                       "full": {"d,H,box,trials": [[2, 2, 1000, 200], [3, 2, 1000, 100],
                                                   [2, 2, 40, 200]]}},
+    "causal-count": {"quick": {"d,H": [[2, 1], [2, 2], [3, 2], [4, 3]], "twin d,H": [2, 2]},
+                     "full": {"d,H": [[2, 1], [2, 2], [3, 2], [4, 3], [6, 3], [8, 4]],
+                              "twin d,H": [3, 2]}},
+    "alibi": {"quick": {"shared d,H,slope": [[2, 2, "1/2"], [3, 2, "1/4"]],
+                        "distinct d,slopes": [[2, ["1/2", "1/4"]], [2, ["1/2", "1/4", "1/8"]]]},
+              "full": {"shared d,H,slope": [[2, 2, "1/2"], [3, 2, "1/4"], [4, 3, "1/2"]],
+                       "distinct d,slopes": [[2, ["1/2", "1/4"]], [3, ["1/2", "1/4", "1/8"]],
+                                             [4, ["1/2", "1/4"]]]}},
+    "residual": {"quick": {"d,H": [[2, 1], [3, 2]], "alibi d,H,slope": [[2, 2, "1/2"]]},
+                 "full": {"d,H": [[2, 1], [3, 2], [4, 3]],
+                          "alibi d,H,slope": [[2, 2, "1/2"], [3, 2, "1/4"]]}},
 }
 
 #: the Monte Carlo of each sampled claim: its first seed (trial k has seed first + k, for every
@@ -580,6 +616,9 @@ PARAMS = {"run": params_run, "certify": params_certify, "design-unique": params_
           "P2-approx": params_p2_approx}
 
 
+PARAMS.update(DECODER_PARAMS)
+
+
 def _n(x):
     return len(x)
 
@@ -626,6 +665,9 @@ RECORDS = {
     "economy-count": lambda p: {"economy-count": 2 * _n(p["d,H"]), "run": 2 * _n(p["d,H"])},
     "economy-prob1": lambda p: {"economy-prob1": _n(p["d,H,box,trials"])},
 }
+
+
+RECORDS.update(DECODER_RECORDS)
 
 
 def check_records(cid, p, checks):

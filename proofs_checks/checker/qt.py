@@ -83,11 +83,12 @@ def _idot(a, b):
     return sum(x * y for x, y in zip(a, b))
 
 
-def attention(model, tokens):
+def attention(model, tokens, slopes=None):
     """F(X) = Σ_h Σ_i softmax(X W_h x_N)_i v_h·x_i as (num, den, L) in Q(t) (docs/design.md §1).
     Every dot product and the expansion run over integers: each vector is scaled by its
     least common denominator, every value v_h·x_i by the common denominator D of them all,
-    and num is divided by D at the end."""
+    and num is divided by D at the end.  ``slopes`` (docs/decoders.md, ALiBi): head h's
+    score of token i is lowered by slopes[h]·(N − i)."""
     seen = {}
     toks = [seen.get(key) or seen.setdefault(key, _integral_vector(key))
             for key in map(tuple, tokens)]
@@ -98,6 +99,9 @@ def attention(model, tokens):
                                for R, e in map(_integral_vector, W)])
         V = _integral_vector(v)
         scores = [Fraction(_idot(X, Wx[0]), e * Wx[1]) for X, e in toks]
+        if slopes is not None:
+            n = len(toks) - 1
+            scores = [s - slopes[len(parts)] * (n - i) for i, s in enumerate(scores)]
         values = [Fraction(_idot(X, V[0]), e * V[1]) for X, e in toks]
         parts.append((scores, values))
     L = common_denominator([s for scores, _ in parts for s in scores], "attention")

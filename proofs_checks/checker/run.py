@@ -28,7 +28,8 @@ learner adds one module and one line here (the economy and adaptive schedules sh
 
 from __future__ import annotations
 
-from . import run_economy, run_low_rank, run_multi_head, run_multi_low_rank, run_single_head
+from . import (run_causal, run_economy, run_low_rank, run_multi_head, run_multi_low_rank,
+               run_single_head)
 from .parse import field, heads, integer, listed, multiset, only, require, string
 from .qt import attention, canonical_form, element, is_canonical, same_element, tokens_of
 
@@ -40,6 +41,7 @@ LEARNERS = {
     run_economy.ECONOMY.NAME: run_economy.ECONOMY,
     run_economy.ADAPTIVE.NAME: run_economy.ADAPTIVE,
     run_multi_low_rank.NAME: run_multi_low_rank,
+    run_causal.NAME: run_causal,
 }
 
 MAX_DIM = 16
@@ -81,7 +83,12 @@ def rebuild(c):
 
 def check_run(c, checks=()):
     """Consistency-and-genericity certificate of one run: (a) transcript = rebuilt schedule, (b) every
-    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8)."""
+    answer reproduced in Q(t), (c) genericity at the recovered model (docs/design.md §8).
+    A learner module with a ``check`` of its own (vector answers: :mod:`.run_causal`) checks
+    its records whole."""
+    own = getattr(LEARNERS.get(c.get("learner")) if isinstance(c, dict) else None, "check", None)
+    if own is not None:
+        return own(c, checks)
     mod, run, rec, expected = rebuild(c)
     name, dim = c["learner"], c["dim"]
     transcript = read_transcript(c["transcript"], dim, expected, "run.transcript")

@@ -6,7 +6,8 @@ Kinds and their modules (one module per kind; a new kind adds one line to :data:
 ``rational-form`` (:mod:`.copy_count`), ``determinant`` (:mod:`.determinant`), ``bad-set``
 (:mod:`.bad_set`), ``non-unique`` (:mod:`.nonunique`), ``floor`` (:mod:`.floor`),
 ``economy-count`` (:mod:`.economy_count`), ``economy-prob1`` (:mod:`.economy_prob1`),
-``fibre`` (:mod:`.fibre`), ``design`` (:mod:`.design`).
+``fibre`` (:mod:`.fibre`), ``design`` (:mod:`.design`), ``causal-count`` / ``causal-twin`` /
+``causal-design`` (:mod:`.decoder`; causal ``run`` records: :mod:`.run_causal`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .claims import (AFTER, CLAIMS, FORMAT, PARAMS, VERSION, check_records, chec
                      check_symbolic)
 from .copy_count import check_copy_count, check_rational_form
 from .count import check_count, check_count_derivation, check_count_fit
+from .decoder import check_causal_count, check_causal_design, check_causal_twin
 from .design import check_design
 from .determinant import check_determinant
 from .economy_count import check_economy_count
@@ -52,6 +54,9 @@ KINDS = {
     "noisy-multi-head": check_noisy_multi_head,
     "transformer": check_transformer,
     "transformer-condition": check_transformer_condition,
+    "causal-count": check_causal_count,
+    "causal-twin": check_causal_twin,
+    "causal-design": check_causal_design,
 }
 
 MAX_CHECKS = 200

@@ -21,7 +21,8 @@ LAYERS = ["errors", "_env", "_typing", "files", "arith", "models", "oracles", "a
 RANK = {name: (0 if name in ("errors", "_env", "_typing", "files") else LAYERS.index(name) - 3)
         for name in LAYERS}
 #: the sub-layers of learners, bottom to top (docs/design.md §6)
-LEARNER_LAYERS = ["result", "p1", "p2", "design", "beyond", "multi_head", "transformer"]
+LEARNER_LAYERS = ["gc_pause", "result", "p1", "p2", "design", "decoder", "beyond", "multi_head",
+                  "transformer"]
 
 
 def _module(path: Path) -> str:

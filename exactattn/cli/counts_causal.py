@@ -43,7 +43,7 @@ def measure_causal(d, H, seed):
 
 
 def run_causal_counts(args):
-    from .counts import track
+    from ..presentation.progress import track
     grid = [(d, H) for d in args.dims for H in args.heads]
     rows = [measure_causal(d, H, args.seed)
             for d, H in track(grid, "counts", quiet=args.quiet, json=args.json,

@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_cli_foundation.py", "tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_matching.py", "tests/test_proves.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
-         "tests/test_checker_forgeries.py", "tests/test_limits.py", "tests/test_hostile.py"]
+         "tests/test_checker_forgeries.py", "tests/test_forgery_corpus.py", "tests/test_limits.py",
+         "tests/test_hostile.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -430,6 +431,25 @@ MUTANTS = [
      [(C + "parse.py", "MAX_DEPTH = 320", "MAX_DEPTH = 200")]),
     ("M136", "--certify-unique --certificate beyond the checker's limits accepted",
      [("exactattn/cli/learn.py", "    if a.dim > MAX_DIM or H0 > MAX_H0:", "    if False:")]),
+    ("M140", "checker: P2-unique counts a true model's raw heads, not its canonical heads",
+     [(C + "claims.py", '_canonical_heads(c, "truth"),', 'len(c.get("truth") or ()),')]),
+    ("M141", "checker: a same-function record's recovered entry need not be canonical",
+     [(C + "recovery.py", 'require(not name.startswith("recovered") or is_canonical(m),',
+       'require(True or is_canonical(m),')]),
+    ("M142", "checker: a recovered entry need not be the heads its run recovered",
+     [(C + "claims.py", "        require(read_canonical(models[name], d,",
+       "        require(True or read_canonical(models[name], d,")]),
+    ("M143", "checker: P2-count's count fits may be dropped or duplicated",
+     [(C + "claims.py", 'require([f.get("quantity") for f in fits] == ["queries", "max_length"],',
+       'require(True or [f.get("quantity") for f in fits] == ["queries", "max_length"],')]),
+    ("M144", "checker: a count fit may leave out measured points",
+     [(C + "claims.py", "require(sorted(got, key=repr) == points,",
+       "require(True or sorted(got, key=repr) == points,")]),
+    ("M145", "checker: the table of records not checked",
+     [(C + "verify.py", "        check_records(cid, params, checks)\n", "")]),
+    ("M146", "checker: a copy-count model need not be canonical",
+     [(C + "copy_count.py", '    require(is_canonical(model), "copy-count:',
+       '    require(True or is_canonical(model), "copy-count:')]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

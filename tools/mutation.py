@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_cli_foundation.py", "tests/test_multiplicities.py", "tests/test_interpolation.py", "tests/test_matching.py", "tests/test_proves.py", "tests/test_core.py", "tests/test_inexact.py", "tests/test_head_count.py", "tests/test_front_door.py", "tests/test_fibre_checker.py", "tests/test_proofs_checks_rules.py", "tests/test_proofs_checks.py", "tests/test_multi_head.py", "tests/test_single_head.py",
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
-         "tests/test_checker_forgeries.py", "tests/test_forgery_corpus.py", "tests/test_limits.py",
+         "tests/test_checker_forgeries.py", "tests/test_forgery_corpus.py", "tests/test_checker_prices.py",
+         "tests/test_limits.py",
          "tests/test_hostile.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
@@ -450,6 +451,17 @@ MUTANTS = [
     ("M146", "checker: a copy-count model need not be canonical",
      [(C + "copy_count.py", '    require(is_canonical(model), "copy-count:',
        '    require(True or is_canonical(model), "copy-count:')]),
+    ("M147", "checker: a fibre witness summed without its price",
+     [(C + "fibre.py", "        require(self.work <= budget,", "        require(True or self.work <= budget,")]),
+    ("M148", "checker: a fibre witness with more terms than unknowns + 1",
+     [(C + "fibre.py", "        require(len(lam) <= nvars + 1,", "        require(True or len(lam) <= nvars + 1,")]),
+    ("M149", "checker: the pieces re-solved without their price",
+     [(C + "fibre.py", "        require(price <= budget,", "        require(True or price <= budget,")]),
+    ("M150", "checker: a FIFO read (blocks for ever)",
+     [(C + "verify.py", "        if not stat.S_ISREG(os.fstat(fd).st_mode):", "        if False:")]),
+    ("M151", "checker: a fibre witness term with coefficient 0",
+     [(C + "fibre.py", '            require(x != 0, f"{where}[{key}]: a witness term',
+       '            require(True, f"{where}[{key}]: a witness term')]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -35,7 +35,7 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
          "tests/test_checker_forgeries.py", "tests/test_forgery_corpus.py", "tests/test_checker_prices.py",
-         "tests/test_limits.py",
+         "tests/test_named_failures.py", "tests/test_limits.py",
          "tests/test_hostile.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
@@ -462,6 +462,28 @@ MUTANTS = [
     ("M151", "checker: a fibre witness term with coefficient 0",
      [(C + "fibre.py", '            require(x != 0, f"{where}[{key}]: a witness term',
        '            require(True, f"{where}[{key}]: a witness term')]),
+    ("M152", "an oracle's StopIteration escapes unnamed",
+     [("exactattn/oracles/oracle.py",
+       "        if e is None or isinstance(e, ExactAttnError) or not isinstance(e, Exception):",
+       "        if e is None or isinstance(e, (ExactAttnError, StopIteration)) "
+       "or not isinstance(e, Exception):")]),
+    ("M153", "learn_multi_head without its size checks (max_attempts=0 returns None)",
+     [("exactattn/learners/multi_head.py", "    _check_sizes(max_attempts, heads, heads_bound)\n", "")]),
+    ("M154", "dps unbounded above",
+     [("exactattn/arith/mp.py", "or not MIN_DPS <= dps <= MAX_DPS:", "or dps < MIN_DPS:")]),
+    ("M155", "random models unbounded",
+     [("exactattn/models/attention.py",
+       "    if heads > MAX_HEADS or heads * (dim * dim + dim) > MAX_RANDOM_ENTRIES:",
+       "    if False:")]),
+    ("M156", "eval prints an exact answer of any size",
+     [("exactattn/cli/eval.py", "        if chars > MAX_ANSWER_CHARS and not args.force:",
+       "        if False:")]),
+    ("M157", "the fibre search's labellings not charged to its budget",
+     [("exactattn/learners/p2/fibre.py", "        ROW_OPS[0] += 1\n        if H - h < len(poles_left):",
+       "        if H - h < len(poles_left):")]),
+    ("M158", "the low-rank learner's numeric ValueError left unnamed",
+     [("exactattn/learners/p1/low_rank.py", "            except ValueError as e:       # mp/float",
+       "            except ZeroDivisionError as e:       # mp/float")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

@@ -70,6 +70,13 @@ MAX_NODES = 25_000
 #: H₀, so the node count alone does not bound the time (d = 4, H₀ = 3 ran for minutes below
 #: MAX_NODES); this is about a minute of CPU
 MAX_ROW_OPS = 60_000_000
+
+
+def row_budget(d: int) -> int:
+    """The row-operation budget of a search at dimension d: MAX_ROW_OPS up to d = 4, then
+    MAX_ROW_OPS·(4/d)³ — a row operation's entries grow with d (measured: at (d, H, H₀) =
+    (8, 6, 6) 6·10⁷ of them took 349 s of CPU and 2.7 GB, 7.5·10⁶ take under a minute)."""
+    return MAX_ROW_OPS if d <= 4 else MAX_ROW_OPS * 64 // d ** 3
 #: row operations done by :meth:`Echelon.reduce` in this process (entries updated): the
 #: search's deterministic measure of its work, the same on every machine
 ROW_OPS = [0]
@@ -519,8 +526,8 @@ class _Search:
             raise FibreTooLarge(f"the answer fibre's search passed {self.max_nodes} nodes at "
                                 f"d={d}, H0 ≥ {node.H}: too large to certify here",
                                 nodes=count["nodes"])
-        if ROW_OPS[0] - self.ops_start > MAX_ROW_OPS:
-            raise FibreTooLarge(f"the answer fibre's search passed {MAX_ROW_OPS:,} row "
+        if ROW_OPS[0] - self.ops_start > row_budget(d):
+            raise FibreTooLarge(f"the answer fibre's search passed {row_budget(d):,} row "
                                 f"operations ({count['nodes']} nodes) at d={d}, H0 ≥ {node.H}: "
                                 f"too large to certify here", nodes=count["nodes"],
                                 row_operations=ROW_OPS[0] - self.ops_start)

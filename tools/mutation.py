@@ -35,7 +35,7 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_low_rank.py", "tests/test_noise.py", "tests/test_certs_beyond.py",
          "tests/test_beyond_floor.py", "tests/test_certs_approx.py",
          "tests/test_checker_forgeries.py", "tests/test_forgery_corpus.py", "tests/test_checker_prices.py",
-         "tests/test_named_failures.py", "tests/test_limits.py",
+         "tests/test_named_failures.py", "tests/test_sweep_store_faults.py", "tests/test_limits.py",
          "tests/test_hostile.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
@@ -484,6 +484,19 @@ MUTANTS = [
     ("M158", "the low-rank learner's numeric ValueError left unnamed",
      [("exactattn/learners/p1/low_rank.py", "            except ValueError as e:       # mp/float",
        "            except ZeroDivisionError as e:       # mp/float")]),
+    ("M159", "sweep store: an unreadable row breaks every summary",
+     [("exactattn/sweep/store.py", "            except (TypeError, ValueError) as e:    # a row",
+       "            except ZeroDivisionError as e:    # a row")]),
+    ("M160", "sweep store: a full disk reported as a damaged store",
+     [("exactattn/sweep/store.py", 'if "disk is full" in text or "disk I/O error" in text:',
+       "if False:")]),
+    ("M161", "sweep store: a locked store fails at once",
+     [("exactattn/sweep/store.py", "            time.sleep(pause)\n", "            raise\n")]),
+    ("M162", "sweep spec: a spec nested too deeply is 'run too large' (exit 1)",
+     [("exactattn/sweep/spec.py", "            except RecursionError:\n                raise SpecError("
+       "f\"spec file {str(path)!r} is nested too deeply\") from None\n            except "
+       "json.JSONDecodeError",
+       "            except json.JSONDecodeError")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

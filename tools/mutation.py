@@ -409,7 +409,7 @@ MUTANTS = [
      [("exactattn/cli/learn.py", "if a.oracle_digits is not None and own is not None and a.oracle_digits > own:",
        "if False:")]),
     ("M127", "the fibre search without its row-operation budget",
-     [("exactattn/learners/p2/fibre.py", "        if ROW_OPS[0] - self.ops_start > MAX_ROW_OPS:\n",
+     [("exactattn/learners/p2/fibre.py", "        if ROW_OPS[0] - self.ops_start > row_budget(d):\n",
        "        if False:\n")]),
     ("M128", "⌊log₁₀ a⌋ (and so ⌈−log₁₀ η⌉) from the bit-length estimate, never lowered",
      [("exactattn/arith/numbers.py", "    while Fraction(10) ** e > a:\n        e -= 1\n", "")]),

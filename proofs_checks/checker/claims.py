@@ -520,6 +520,8 @@ RECORDS = {
     "P2-unique": lambda p: {"fibre": _unique_records(p)},
     "run": lambda p: {"run": 1},
     "unique": lambda p: {"fibre": 1},
+    "design-unique": lambda p: {"design": len(p["d,H,H0"]) + 2},
+    "certify": lambda p: {"design": 1},
     "P1-T6.1": lambda p: {"noisy-single-head": _n(p["d"]) * _n(p["modes"])},
     "P2-approx": lambda p: {"noisy-multi-head": _n(p["dH"])},
     "P1-transformer": lambda p: {"run": _n(p["d"]) * _n(p["k"]),

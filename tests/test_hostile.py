@@ -4,6 +4,7 @@ stderr containing the stated words, no traceback, within a few seconds."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -56,6 +57,8 @@ def files(tmp_path_factory):
     (d / "cancelquery.json").write_text('[["1e100", 1, 1]]')
     (d / "cancelhuge.json").write_text('[["1e9999", 1, 1]]')   # ±2·10^9999 cancel to 6
     (d / "longquery.json").write_text("[[%s]]" % ("1" * 5001))
+    (d / "hugeanswer.json").write_text(json.dumps([[f"{7 ** (1200 + k)}/{3 ** (1500 + k)}"]
+                                                   for k in range(40)]))
     real = '{"entries": "real", "heads": [{"W": [["%s"]], "v": ["1"]}]%s}'
     (d / "realgood.json").write_text(real % ("1.5", ""))
     (d / "realhuge.json").write_text(real % ("1e999999999", ""))

@@ -23,6 +23,9 @@ __all__ = ["MPBackend", "MIN_DPS"]
 #: the one minimum of dps for every command and API: below float64's ~16 digits the mp
 #: backend has no use here
 MIN_DPS = 15
+#: the most decimal digits a backend works at (the command line's --dps limit): beyond it one
+#: multiplication costs more than a whole run at the default precision
+MAX_DPS = 10_000
 
 
 class MPBackend(Backend):
@@ -32,8 +35,8 @@ class MPBackend(Backend):
     exact = False
 
     def __init__(self, dps: int = 50, tolerance=None):
-        if not isinstance(dps, int) or isinstance(dps, bool) or dps < MIN_DPS:
-            raise ValueError(f"dps must be an integer ≥ {MIN_DPS}, got {dps!r}")
+        if not isinstance(dps, int) or isinstance(dps, bool) or not MIN_DPS <= dps <= MAX_DPS:
+            raise ValueError(f"dps must be an integer in {MIN_DPS}..{MAX_DPS}, got {dps!r}")
         self.ctx = mpmath.MPContext()
         self.ctx.dps = dps
         self.dps = dps

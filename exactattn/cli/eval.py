@@ -3,7 +3,10 @@
 QUERY.json is a list of token vectors, entries as strings "p/q" or integers (exact), or
 numbers/strings (mp, float).  On the exact backend the answer's size is estimated first
 (learners/p2/cost.py: up to 2·n^H terms for n distinct tokens) and refused above the budget
-unless --force; an answer too large to reduce is printed unreduced (``"reduced": false``)."""
+unless --force; an answer too large to reduce is printed unreduced (``"reduced": false``).
+The answer is also priced by its printed size before it is computed: its terms (the
+estimate above) × the bits a coefficient can gather (every distinct token's and the model's
+entries, H·log₂ n for the counts); above MAX_ANSWER_CHARS it is refused unless --force."""
 
 from __future__ import annotations
 
@@ -11,6 +14,28 @@ import json
 import sys
 
 from ._common import add_backend_args, read_json
+
+
+#: the most characters of an exact answer printed without --force (1 MB: a screenful is a few
+#: thousand; writing 10⁶ digits of one rational already costs seconds)
+MAX_ANSWER_CHARS = 1_000_000
+
+
+def answer_chars(model, tokens, terms: int) -> int:
+    """An upper estimate of the printed size of an exact answer F(X) with `terms` terms: a
+    coefficient is a sum of products of one value v_h·x_i per head over a common denominator,
+    so it has at most the bits of every distinct token and of the model's entries, plus
+    H·log₂ n for the counts of n tokens (decimal digits ≈ 0.30103 × bits)."""
+    from fractions import Fraction
+
+    def bits(x):
+        q = Fraction(x)
+        return q.numerator.bit_length() + q.denominator.bit_length()
+    distinct = {tuple(t) for t in tokens}
+    token_bits = sum(bits(x) for t in distinct for x in t)
+    model_bits = sum(bits(x) for h in model.heads for row in [*h.W, h.v] for x in row)
+    per_term = token_bits + model_bits + len(model.heads) * len(distinct).bit_length()
+    return terms * (per_term * 30103 // 100000 + 16)
 
 
 def register(sub):
@@ -76,7 +101,14 @@ def run(args):
     if be.name == "exact" and model.is_rational and toks and model.dim is not None:
         from ..learners.p2.cost import check_budget, estimate_answer
         from ..models.attention import validate_tokens
-        check_budget(estimate_answer(model, validate_tokens(toks, model.dim)), args.force)
+        clean = validate_tokens(toks, model.dim)
+        estimate = estimate_answer(model, clean)
+        check_budget(estimate, args.force)
+        chars = answer_chars(model, clean, estimate.terms_per_answer)
+        if chars > MAX_ANSWER_CHARS and not args.force:
+            raise ValueError(f"the exact answer could print up to {chars:,} characters (above "
+                             f"{MAX_ANSWER_CHARS:,}); use --backend mp, or --force to "
+                             f"compute and print it")
     try:
         y = model(toks, be)
     except MemoryError as e:  # TooLarge: refused before FLINT could abort the process

@@ -20,6 +20,7 @@ import random
 import time
 
 from ..errors import BudgetExceeded, LearningFailure, OracleTimeout, OutOfClass
+from ..models.attention import MAX_HEADS
 from ..oracles.oracle import as_oracle
 from .p2.cost import check_budget, estimate_multi_head, estimate_validation, validation_floor
 from .p2.matching import silent as _silent
@@ -101,6 +102,7 @@ def learn_multi_head(oracle: OracleLike, dim: int, heads: int | None = None,
     (``fibre-too-large``) when the fibre search passes its node budget, OutOfClass when no
     model with ≤ H₀ heads gives the answers.
     """
+    _check_sizes(max_attempts, heads, heads_bound)
     if rank is not None and schedule == "p2":
         schedule = "low-rank"
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)
@@ -206,6 +208,24 @@ def _too_few_heads(e, orc, first, H0, be, schedule, rng, told):
         return None
     return too_few_heads(e, orc, Schedule(e.details["U"], e.details["X"], H0), answers,
                          random.Random(rng.getrandbits(64)), told)
+
+
+#: the most attempts (each a whole schedule) a call may ask for; heads are bounded by
+#: MAX_HEADS (H0 = 1000 is already far above the cost budget at d = 1; beyond 10⁴ the
+#: estimate itself overflows a float)
+MAX_ATTEMPTS = 100
+
+
+def _check_sizes(max_attempts, heads, heads_bound):
+    """One-line errors for sizes no run can honour, before any query (docs/honesty.md)."""
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) \
+            or not 1 <= max_attempts <= MAX_ATTEMPTS:
+        raise ValueError(f"max_attempts must be an integer in 1..{MAX_ATTEMPTS}, got "
+                         f"{max_attempts!r}")
+    for name, val in (("heads", heads), ("heads_bound", heads_bound)):
+        if isinstance(val, int) and not isinstance(val, bool) and val > MAX_HEADS:
+            raise ValueError(f"{name}={val} is above {MAX_HEADS}, the most heads a schedule here "
+                             f"is priced for; give a smaller {name}")
 
 
 def check_cost(dim, heads=None, heads_bound=None, backend="exact", validate=None,

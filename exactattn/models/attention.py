@@ -322,11 +322,28 @@ def _rand_rational(rng, num, den):
     return Fraction(rng.randint(-num, num), den)
 
 
+#: the most heads, and parameters H(d² + d), a random model is drawn with (the learners'
+#: cost checks refuse far smaller models; 10⁶ entries take seconds to draw)
+MAX_HEADS, MAX_RANDOM_ENTRIES = 1000, 1_000_000
+
+
+def _check_random_size(dim, heads):
+    """One-line errors for random-model sizes that are not integers or are unboundedly large."""
+    for name, val in (("dim", dim), ("heads", heads)):
+        if isinstance(val, bool) or not isinstance(val, int):
+            raise ValueError(f"{name} must be an integer, got {val!r}")
+    if heads > MAX_HEADS or heads * (dim * dim + dim) > MAX_RANDOM_ENTRIES:
+        raise ValueError(f"a random model with heads={heads} at dim={dim} has "
+                         f"{heads * (dim * dim + dim):,} parameters (at most {MAX_HEADS} heads "
+                         f"and {MAX_RANDOM_ENTRIES:,} parameters); draw a smaller one")
+
+
 def random_head(dim: int, seed: int | None = None, kind: str = "rational",
                 rng: random.Random | None = None) -> AttentionHead:
     """A seeded random head.  rational: W_ij ∈ {−3..3}/4, v_i ∈ {±1..±4}/2 (v_i ≠ 0), so
     scores on the learners' integer query boxes stay moderate; real: Gaussian entries,
     W scaled by 1/(2√d)."""
+    _check_random_size(dim, 1)
     rng = rng or random.Random(seed)
     if dim < 1:
         raise ValueError(f"dim must be ≥ 1, got {dim}")
@@ -346,8 +363,12 @@ def random_multi_head(dim: int, heads: int, seed: int | None = None, kind: str =
                       distinct: bool = True) -> MultiHeadAttention:
     """H seeded random heads; with distinct=True the W_h are pairwise different, so the model
     is already canonical with exactly H heads."""
+    _check_random_size(dim, heads)
     if heads < 0:
         raise ValueError(f"heads must be ≥ 0, got {heads}")
+    if distinct and kind == "rational" and dim < 4 and heads > 7 ** (dim * dim):
+        raise ValueError(f"cannot draw {heads} distinct rational heads in dimension {dim} "
+                         f"(there are {7 ** (dim * dim)} rational W)")
     rng = random.Random(seed)
     out: list = []
     seen: set = set()

@@ -66,8 +66,10 @@ class Rounding:
     digits: int
 
     def __post_init__(self):
-        if not isinstance(self.digits, int) or self.digits < 1:
-            raise ValueError(f"Rounding needs digits ≥ 1, got {self.digits!r}")
+        from ..arith.mp import MAX_DPS
+        if not isinstance(self.digits, int) or isinstance(self.digits, bool) \
+                or not 1 <= self.digits <= MAX_DPS:
+            raise ValueError(f"Rounding needs digits in 1..{MAX_DPS}, got {self.digits!r}")
 
 
 class Oracle:
@@ -346,23 +348,14 @@ class Oracle:
             raw = self._target(tokens, be) if self._is_model else self._target(tokens)
             return raw if self._is_model else _as_element(be, raw, inferred=self.probe is not None)
 
-    @contextmanager
     def _named_errors(self, index=None):
         """An exception of the oracle itself (a callable or a foreign model class: its
-        RuntimeError, ZeroDivisionError..., or an answer the backend cannot take) as the named
-        failure OracleError, chained; exactattn's own failures, Ctrl-C and exits pass as
-        they are."""
-        try:
-            yield
-        except ExactAttnError:
-            raise
-        except Exception as e:
-            where = f"query {self.spent}" if index is None else index
-            raise OracleError(f"the oracle raised {type(e).__name__} while answering {where}: "
-                              f"{' '.join(str(e).split()) or 'no message'}; fix the oracle "
-                              f"(it must return one number per query)",
-                              query_index=self.spent if index is None else None,
-                              error=type(e).__name__) from e
+        RuntimeError, ZeroDivisionError, StopIteration..., or an answer the backend cannot take)
+        as the named failure OracleError, chained; exactattn's own failures, Ctrl-C and exits
+        pass as they are.  A context manager object, not a generator: contextlib's generator
+        path re-raises a StopIteration whose chained RuntimeError it sees (PEP 479), and
+        OracleError is a RuntimeError."""
+        return _NamedErrors(self, index)
 
     def _perturb(self, y):
         n = self.noise
@@ -435,6 +428,30 @@ def infer_backend(answer: object) -> Backend:
     raise TypeError(f"cannot infer the backend from the oracle answer {raw!r} "
                     f"({type(raw).__name__}): pass backend='exact' (answers ExpElement or "
                     f"rational), 'mp' (mpf) or 'float' (float) to the learner or the Oracle")
+
+
+class _NamedErrors:
+    """The context of :meth:`Oracle._named_errors`."""
+
+    def __init__(self, oracle, index):
+        self.oracle, self.index = oracle, index
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, e, tb):
+        if e is None or isinstance(e, ExactAttnError) or not isinstance(e, Exception):
+            return False
+        spent = self.oracle.spent
+        where = f"query {spent}" if self.index is None else self.index
+        try:
+            text = " ".join(str(e).split()) or "no message"
+        except ValueError:                   # a message that cannot be written (a huge int)
+            text = "its message cannot be printed"
+        raise OracleError(f"the oracle raised {type(e).__name__} while answering {where}: "
+                          f"{text[:300]}; fix the oracle (it must return one number per query)",
+                          query_index=spent if self.index is None else None,
+                          error=type(e).__name__) from e
 
 
 def _as_element(be: Backend, raw, inferred: bool = False):

@@ -297,14 +297,21 @@ class SweepSpec:
                                     "or write the spec as JSON") from None
             try:
                 data = tomllib.loads(text)
+            except RecursionError:
+                raise SpecError(f"spec file {str(path)!r} is nested too deeply") from None
             except tomllib.TOMLDecodeError as e:
                 raise SpecError(f"spec file {str(path)!r} is not valid TOML ({e})") from None
         else:
             try:
                 data = json.loads(text)
+            except RecursionError:
+                raise SpecError(f"spec file {str(path)!r} is nested too deeply") from None
             except json.JSONDecodeError as e:
                 raise SpecError(f"spec file {str(path)!r} is not valid JSON ({e})") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except RecursionError:
+            raise SpecError(f"spec file {str(path)!r} is nested too deeply") from None
 
     # ------------------------------------------------------------------ groups
     def _add_run(self, g, where):

@@ -49,7 +49,31 @@ CREATE TABLE IF NOT EXISTS cache (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 
 class StoreError(OSError):
-    """The store file cannot be used (not SQLite, another schema, unwritable)."""
+    """The store file cannot be used (not SQLite, another schema, unwritable, a full disk)."""
+
+
+#: a writer that finds the store locked by another waits and retries for this many seconds
+#: (SQLite's own busy timeout does not cover every lock, e.g. a change of journal mode)
+LOCK_WAIT = 120
+
+
+def _retrying(path, step):
+    """step() once the store is not locked by another writer (retried with back-off for
+    LOCK_WAIT seconds); a full disk becomes a StoreError that says so."""
+    deadline, pause = time.monotonic() + LOCK_WAIT, 0.05
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as e:
+            text = str(e)
+            if "disk is full" in text or "disk I/O error" in text:
+                raise StoreError(f"store {path!r}: the disk is full ({text}); the rows stored "
+                                 f"so far are kept: free space and run the same command "
+                                 f"again to resume") from None
+            if "locked" not in text and "busy" not in text or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 1.0)
 
 
 class Store:
@@ -60,11 +84,12 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:" and Path(self.path).is_dir():
             raise StoreError(f"store {self.path!r} is a directory; give a file name")
+        self.skipped = []                 # (row number, reason) of rows that cannot be read
         try:
             self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            _retrying(self.path, lambda: self._db.execute("PRAGMA journal_mode=WAL"))
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            _retrying(self.path, lambda: self._db.executescript(_SCHEMA))
             row = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
             if row is None:
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)",
@@ -88,15 +113,18 @@ class Store:
                            float(timing.get("seconds", 0.0)), result,
                            json.dumps(timing, sort_keys=True), version, now))
         before = self._db.total_changes
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany("INSERT OR IGNORE INTO trials VALUES "
-                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
+
+        def insert():
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany("INSERT OR IGNORE INTO trials VALUES "
+                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        _retrying(self.path, insert)
         return self._db.total_changes - before
 
     def forget(self, trials, outcome: str) -> int:
@@ -117,16 +145,29 @@ class Store:
     def rows(self, trials=None) -> list:
         """Stored rows as dicts (result and timing parsed), restricted to ``trials`` if given,
         in the order of ``trials``."""
-        cur = self._db.execute("SELECT key, fn, config, seed, outcome, queries, max_length, "
-                               "seconds, result, timing, version FROM trials")
+        cur = self._db.execute("SELECT rowid, key, fn, config, seed, outcome, queries, "
+                               "max_length, seconds, result, timing, version FROM trials")
         names = [c[0] for c in cur.description]
-        by_key = {}
+        by_key, self.skipped = {}, []
         for r in cur:
             d = dict(zip(names, r))
-            d["seed"] = json.loads(d["seed"])
-            d["record"] = json.loads(d["result"])
-            d["timing"] = json.loads(d["timing"])
+            try:
+                d["seed"] = json.loads(d["seed"])
+                d["record"] = json.loads(d["result"])
+                d["timing"] = json.loads(d["timing"])
+                if not isinstance(d["record"], dict) or not isinstance(d["timing"], dict):
+                    raise ValueError("the record or its timing is not a JSON object")
+            except (TypeError, ValueError) as e:    # a row written by hand or damaged
+                self.skipped.append((d.pop("rowid"), f"{type(e).__name__}: {str(e)[:60]}"))
+                continue
+            d.pop("rowid")
             by_key[d["key"]] = d
+        if self.skipped:
+            import sys
+            numbers = ", ".join(str(n) for n, _ in self.skipped[:20])
+            sys.stderr.write(f"store {self.path!r}: {len(self.skipped)} unreadable row(s) "
+                             f"skipped (row {numbers}{', …' if len(self.skipped) > 20 else ''}: "
+                             f"{self.skipped[0][1]}); the summary covers the others\n")
         if trials is None:
             return list(by_key.values())
         return [by_key[t.key] for t in trials if t.key in by_key]

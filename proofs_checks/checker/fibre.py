@@ -53,6 +53,16 @@ from .run_multi_head import combo, families, schedule_queries
 MAX_DIM, MAX_H0, MAX_EXTRA = 8, 6, 16
 #: tree nodes walked, and labelling-enumeration steps, before a record is rejected as too large
 MAX_NODES, MAX_STEPS = 300_000, 5_000_000
+#: the price of recombining witnesses, charged before each sum from sizes already read: a
+#: combination costs its equation terms × (1 + its coefficients' characters // 64); the
+#: record may spend WITNESS_BASE + WITNESS_PER_NODE × (nodes walked so far), so a forged
+#: witness costs at most a fixed multiple of a node's own work (docs/evidence.md §7; genuine
+#: records spend under 10 a node)
+WITNESS_BASE, WITNESS_PER_NODE = 100_000, 1_000
+#: the price of re-solving the pieces (exact elimination, rows × unknowns × min of the two per
+#: system), charged before each piece against ELIMINATION_BASE (one piece at d = 8, H0 = 6
+#: with every family: 858 rows × 384², 1.3·10⁸) + ELIMINATION_PER_NODE × nodes
+ELIMINATION_BASE, ELIMINATION_PER_NODE = 200_000_000, 20_000
 FIELDS = ("kind", "dim", "H0", "U", "X", "transcript", "extra", "functions", "order", "tree",
           "pieces", "model")
 
@@ -163,6 +173,7 @@ class _Walk:
     def __init__(self, d, fams, order, nsched):
         self.d, self.fams, self.order, self.nsched = d, fams, order, nsched
         self.nodes = self.steps = self.by_c = self.by_ne = self.dominated = self.p2 = 0
+        self.work = self.H = 0
         self.pieces = []
         self.W, self.R = [], []                   # the equations along the current path
 
@@ -187,20 +198,43 @@ class _Walk:
         rec(0, 0, frozenset(range(n)))
         return out
 
-    def combine(self, lam, eqs, where):
-        """(Σ λ_e·left side, Σ λ_e·right side) of a recorded combination {index: λ}."""
+    def price(self, lam, eqs, nvars, where):
+        """Charge a combination's price (:data:`WITNESS_PER_NODE`) before it is summed: at most
+        nvars + 1 terms (the support of a minimal witness: independent equations and the one
+        they contradict), each an equation of the path."""
         require(isinstance(lam, dict), f"{where}: a combination is {{equation index: λ}}")
-        lhs, rhs = {}, Fraction(0)
+        require(len(lam) <= nvars + 1, f"{where}: {len(lam)} terms for {nvars} unknowns (a "
+                f"witness needs at most {nvars + 1})")
+        terms = chars = 0
+        budget = WITNESS_BASE + WITNESS_PER_NODE * self.nodes
         for key, x in lam.items():
             require(isinstance(key, str) and key.isascii() and key.isdigit() and
                     str(int(key)) == key and int(key) < len(eqs),
                     f"{where}: no equation {key!r:.20}")
+            terms += len(eqs[int(key)][0]) + 1
+            chars += len(x) if isinstance(x, str) else 0
+        self.work += terms * (1 + chars // 64)
+        require(self.work <= budget, f"{where}: recombining the witnesses would cost {self.work:,}"
+                f" (equation terms × digit weight) after {self.nodes} nodes, over the "
+                f"{budget:,} allowed, refused")
+
+    def combine(self, lam, eqs, where, nvars=None):
+        """(Σ λ_e·left side, Σ λ_e·right side) of a recorded combination {index: λ}, priced
+        first (:meth:`price`)."""
+        self.price(lam, eqs, len(eqs) if nvars is None else nvars, where)
+        lhs, rhs = {}, Fraction(0)
+        for key, x in lam.items():
             x = rat(x, f"{where}[{key}]")
+            require(x != 0, f"{where}[{key}]: a witness term with coefficient 0")
             form, value = eqs[int(key)]
             for k, y in form.items():
                 lhs[k] = lhs.get(k, 0) + x * y
             rhs += x * value
         return {k: y for k, y in lhs.items() if y}, rhs
+
+    def unknowns(self, system):
+        """The number of unknowns of a system at the current head count: S (H′d²) or r (H′d)."""
+        return self.H * self.d * (self.d if system == "W" else 1)
 
     def closed(self, why, ne, where):
         if isinstance(why, dict) and "ne" in why:
@@ -210,7 +244,8 @@ class _Walk:
             lams = listed(why["combinations"], f"{where}.combinations")
             require(len(lams) == len(comps), f"{where}: one combination per component")
             for k, (lam, (form, value)) in enumerate(zip(lams, comps)):
-                got = self.combine(lam, self.W if system == "W" else self.R, f"{where}[{k}]")
+                got = self.combine(lam, self.W if system == "W" else self.R, f"{where}[{k}]",
+                                   self.unknowns(system))
                 require(got == (form, value), f"{where}: combination {k} does not force "
                         f"component {k} of \"≠\" condition {idx}")
             self.by_ne += 1
@@ -218,7 +253,7 @@ class _Walk:
         only(why, ("system", "combination"), where)
         require(why["system"] in ("W", "r"), f"{where}: system W or r")
         lhs, c = self.combine(why["combination"], self.W if why["system"] == "W" else self.R,
-                              where)
+                              where, self.unknowns(why["system"]))
         require(not lhs, f"{where}: the combination's left side is not identically 0")
         require(c != 0, f"{where}: the combination reads 0 = 0, not 0 = c ≠ 0")
         self.by_c += 1
@@ -226,6 +261,7 @@ class _Walk:
     def node(self, rec, H, ne, blocks, depth, where):
         """A node whose equations are on the path: closed, a piece, or its children."""
         self.nodes += 1
+        self.H = H
         require(self.nodes <= MAX_NODES, f"fibre: more than {MAX_NODES} tree nodes")
         if "closed" in rec:
             return self.closed(rec["closed"], ne, f"{where}.closed")
@@ -274,7 +310,7 @@ class _Walk:
         n = len(fam["poles"])
         h = integer(dom["head"], f"{where}.head", 0, len(E) - 1)
         require(E[h] < n and E.count(E[h]) >= 2, f"{where}: head {h} is not at a shared pole")
-        got = self.combine(dom["combination"], self.R[:nR], where)
+        got = self.combine(dom["combination"], self.R[:nR], where, self.unknowns("r"))
         require(got == (_residue(fam, [h], self.d), 0), f"{where}: the combination of the "
                 f"parent's equations is not a·r_{h} = 0")
         E2 = list(E)
@@ -400,8 +436,12 @@ def check_fibre(c, checks=()):
             f"{len(walk.pieces)} in the tree")
     dims, models = [], []
     Ui, XiT = _inverse(U), [list(row) for row in zip(*_inverse(X))]
+    budget, price = ELIMINATION_BASE + ELIMINATION_PER_NODE * walk.nodes, 0
     for k, (p, (H, weq, req, ne)) in enumerate(zip(recs, walk.pieces)):
         S, r = _piece(p, H, d, f"fibre.pieces[{k}]")
+        price += sum(len(e) * n * min(len(e), n) for e, n in ((weq, H * d * d), (req, H * d)))
+        require(price <= budget, f"fibre.pieces[{k}]: re-solving the pieces would cost {price:,} "
+                f"row operations after {walk.nodes} nodes, over the {budget:,} allowed, refused")
         xw = [S[h][i][j] for h in range(H) for i in range(d) for j in range(d)]
         xr = [r[h][i] for h in range(H) for i in range(d)]
         require(all(_holds(f, val, xw) for f, val in weq) and

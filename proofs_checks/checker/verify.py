@@ -29,7 +29,7 @@ from .floor import check_floor
 from .noisy_multi import check_noisy_multi_head
 from .noisy_single import check_noisy_single_head
 from .nonunique import check_non_unique
-from .parse import Rejected, load, only, require
+from .parse import MAX_BYTES, Rejected, load, only, require
 from .recovery import check_same_function
 from .run import check_run
 from .transformer import check_transformer, check_transformer_condition
@@ -121,9 +121,17 @@ def verify_bytes(data: bytes) -> list:
 
 
 def verify_file(path) -> list:
-    """Verify one certificate file; raises Rejected (OSError if it cannot be read)."""
-    with open(path, "rb") as f:
-        data = f.read(64 * 1024 * 1024 + 1)
+    """Verify one certificate file; raises Rejected (OSError if it cannot be read, or is not a
+    regular file: a FIFO would block for ever and a device never end, so the file is opened
+    without blocking and its descriptor checked before any read)."""
+    import os
+    import stat
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file: a FIFO, device or directory; give a "
+                             "certificate file")
+        data = f.read(MAX_BYTES + 1)
     return verify_bytes(data)
 
 

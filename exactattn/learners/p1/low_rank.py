@@ -45,7 +45,7 @@ import random
 import time
 from fractions import Fraction
 
-from ...errors import NotAttention, SingularBasis, SingularSystem
+from ...errors import IllConditioned, NotAttention, SingularBasis, SingularSystem
 from .session import (Session, attach_error_bar, bilinear, certify, check_dim, fmt, validate_p1,
                   read_value_vector)
 from ..result import LearnResult
@@ -111,8 +111,16 @@ class _Measurements:
 
     def __call__(self, k, l):
         if (k, l) not in self.M:
-            self.M[(k, l)] = bilinear(self.s, self.A[k], self.B[l], self.v,
-                                      where=f"M[{k}][{l}] = a_{k}ᵀ W b_{l}")
+            try:
+                self.M[(k, l)] = bilinear(self.s, self.A[k], self.B[l], self.v,
+                                          where=f"M[{k}][{l}] = a_{k}ᵀ W b_{l}")
+            except ValueError as e:       # mp/float: a·v or σ within the rounding (a tiny v)
+                if self.s.exact:
+                    raise
+                raise IllConditioned(f"{e}; on the {self.s.be.name} backend v is too small "
+                                     f"against the answers' rounding to see W: use the exact "
+                                     f"backend or a higher precision", precision=None,
+                                     needed_precision=None) from e
         return self.M[(k, l)]
 
     def scale(self):

@@ -70,6 +70,13 @@ MAX_NODES = 25_000
 #: H₀, so the node count alone does not bound the time (d = 4, H₀ = 3 ran for minutes below
 #: MAX_NODES); this is about a minute of CPU
 MAX_ROW_OPS = 60_000_000
+
+
+def row_budget(d: int) -> int:
+    """The row-operation budget of a search at dimension d: MAX_ROW_OPS up to d = 4, then
+    MAX_ROW_OPS·(4/d)³ — a row operation's entries grow with d (measured: at (d, H, H₀) =
+    (8, 6, 6) 6·10⁷ of them took 349 s of CPU and 2.7 GB, 7.5·10⁶ take under a minute)."""
+    return MAX_ROW_OPS if d <= 4 else MAX_ROW_OPS * 64 // d ** 3
 #: row operations done by :meth:`Echelon.reduce` in this process (entries updated): the
 #: search's deterministic measure of its work, the same on every machine
 ROW_OPS = [0]
@@ -195,26 +202,33 @@ def labellings(n: int, H: int, blocks):
     with every pole used, every hidden class of two or more heads, hidden classes numbered in
     order of first use, and labels non-decreasing inside each block (contiguous (start, end)
     intervals), in lexicographic order."""
+    return list(iter_labellings(n, H, blocks))
+
+
+def iter_labellings(n: int, H: int, blocks):
+    """:func:`labellings` one at a time (their number grows like a Bell number in H: the
+    search charges each one to its budget as it comes, never holding them all); every step
+    of the enumeration counts as a row operation (:data:`ROW_OPS`)."""
     first = {s for s, _ in blocks}
-    out, E = [], [0] * H
+    E = [0] * H
 
     def rec(h, used, poles_left):
+        ROW_OPS[0] += 1
         if H - h < len(poles_left):
             return
         if h == H:
             sizes = [E.count(n + 1 + k) for k in range(used)]
             if all(s >= 2 for s in sizes):
-                out.append(list(E))
+                yield list(E)
             return
         low = 0 if h in first else E[h - 1]
         for lab in range(low, n + 2 + used):
             E[h] = lab
-            rec(h + 1, used + (lab == n + 1 + used),
-                poles_left - {lab} if lab < n else poles_left)
+            yield from rec(h + 1, used + (lab == n + 1 + used),
+                           poles_left - {lab} if lab < n else poles_left)
         E[h] = 0
 
-    rec(0, 0, frozenset(range(n)))
-    return out
+    yield from rec(0, 0, frozenset(range(n)))
 
 
 def canonical(E, blocks):
@@ -504,18 +518,24 @@ class _Search:
         self.count["closed"] += 1
         return {"closed": why}
 
-    def expand(self, node, depth):
+    def budget(self, node):
+        """Stop (FibreTooLarge) past the node or row-operation budget: checked at every node
+        and at every child, so a node with many children that close at once cannot outrun it."""
         d, count = self.d, self.count
-        count["nodes"] += 1
         if count["nodes"] > self.max_nodes:
             raise FibreTooLarge(f"the answer fibre's search passed {self.max_nodes} nodes at "
                                 f"d={d}, H0 ≥ {node.H}: too large to certify here",
                                 nodes=count["nodes"])
-        if ROW_OPS[0] - self.ops_start > MAX_ROW_OPS:
-            raise FibreTooLarge(f"the answer fibre's search passed {MAX_ROW_OPS:,} row "
+        if ROW_OPS[0] - self.ops_start > row_budget(d):
+            raise FibreTooLarge(f"the answer fibre's search passed {row_budget(d):,} row "
                                 f"operations ({count['nodes']} nodes) at d={d}, H0 ≥ {node.H}: "
                                 f"too large to certify here", nodes=count["nodes"],
                                 row_operations=ROW_OPS[0] - self.ops_start)
+
+    def expand(self, node, depth):
+        d, count = self.d, self.count
+        count["nodes"] += 1
+        self.budget(node)
         if depth == len(self.order):
             self.pieces.append(_representative(node, d, self.rng))
             slot = {"piece": len(self.pieces) - 1}
@@ -523,7 +543,8 @@ class _Search:
             return slot
         fam = self.families[self.order[depth]]
         children = []
-        for E in labellings(len(fam.poles), node.H, node.blocks):
+        for E in iter_labellings(len(fam.poles), node.H, node.blocks):
+            self.budget(node)
             ch = self.child(node, fam, E, depth)    # the dict itself: a leaf's slot grows
             ch["labels"] = E                        # in place when the fibre is extended
             children.append(ch)

@@ -6,11 +6,13 @@ no zero coefficient; and the checker refuses a FIFO or a device in one line, as 
 import copy
 import json
 import os
+import random
 
 import pytest
 
 import proofs_checks.checker.fibre as fibre
 from exactattn import Oracle, learn_multi_head
+from exactattn.learners.p2.unique import with_fibre
 from exactattn.models.attention import random_multi_head
 from proofs_checks.checker import Rejected, verify
 from proofs_checks.checker.verify import main
@@ -19,10 +21,12 @@ from proofs_checks.common import run_certificate
 
 @pytest.fixture(scope="module")
 def cert():
-    """A genuine --certify-unique certificate at (d, H, H0) = (2, 1, 2)."""
+    """A genuine fibre certificate at (d, H, H0) = (2, 1, 2) (the answer fibre shrunk to one
+    model, :func:`~exactattn.learners.p2.unique.with_fibre`)."""
     model = random_multi_head(2, 1, seed=1, kind="rational")
-    res = learn_multi_head(Oracle(model), 2, heads_bound=2, seed=1, validate=0,
-                           certify_unique=True)
+    orc = Oracle(model)
+    res = with_fibre(learn_multi_head(orc, 2, heads_bound=2, seed=1, validate=0), orc,
+                     random.Random(1))
     return json.loads(json.dumps(run_certificate(res, model)))
 
 

@@ -292,6 +292,6 @@ def test_max_attempts_below_one_is_refused():
     return); now a clear ValueError."""
     oracle = ea.Oracle(ea.random_multi_head(2, 1, seed=1))
     for bad in (0, -1, True, 1.5):
-        with pytest.raises(ValueError, match="max_attempts must be a positive integer"):
+        with pytest.raises(ValueError, match="max_attempts must be an integer in 1"):
             ea.learn_multi_head(oracle, 2, heads=1, max_attempts=bad)
     assert ea.learn_multi_head(oracle, 2, heads=1, max_attempts=1).queries == 15

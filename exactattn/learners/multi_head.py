@@ -115,8 +115,6 @@ def learn_multi_head(oracle: OracleLike, dim: int, heads: int | None = None,
                          "schedule='adaptive'")
     if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
-    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
-        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
     H0 = head_bound(heads, heads_bound)
     orc = as_oracle(oracle, dim, backend, dps)
     be = orc.backend

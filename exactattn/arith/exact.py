@@ -114,14 +114,34 @@ def _products_ints(order, heads):
     return S, A, len(order), len(heads), Dw, 1, Dv
 
 
+_FINALS = {}
+
+
+def _products_integer(order, heads):
+    """:func:`_products` for integer tokens (D_x = 1) of a large model: the heads' scores
+    against the final token, M = (W_h x_N)_h (H × d, times D_W), are cached per model and
+    final token — the schedules end many families in one token (P2: 2d − 1 final tokens for
+    2d² − d families), so a family costs the H·d·n and n·d·H products, not the d·Hd one —
+    and the query's tokens go to FLINT as integers, not through fmpq."""
+    WTz, Dw, Vz, Dv = _stacked(heads)
+    d, H, xN = WTz.nrows(), len(heads), order[-1]
+    M = _cached_per_heads(_FINALS, 4096, heads, xN,
+                          lambda: fmpz_mat(H, d, (fmpz_mat(1, d, xN) * WTz).entries()))
+    Xz = fmpz_mat(len(order), d, [x for key in order for x in key])
+    S = [int(q) for q in (M * Xz.transpose()).entries()]
+    return S, (Xz * Vz).entries(), len(order), H, int(Dw), 1, int(Dv)
+
+
 def _token_group(prepared, heads):
     """The TokenGroup of a query's distinct tokens for these heads, from the integer
-    products: of integer tokens of a small model in Python integers
-    (:func:`_products_ints`), otherwise python-flint's matrix products (:func:`_products`)."""
+    products: of integer tokens in Python integers (a small model, :func:`_products_ints`)
+    or python-flint's with the final token's scores cached (:func:`_products_integer`),
+    otherwise python-flint's matrix products (:func:`_products`)."""
     order = prepared.order
-    if len(heads) * len(order[-1]) ** 2 <= SMALL_PRODUCTS \
-            and all(type(x) is int for key in order for x in key):
-        return TokenGroup(*_per_head(*_products_ints(order, heads)))
+    if all(type(x) is int for key in order for x in key):
+        if len(heads) * len(order[-1]) ** 2 <= SMALL_PRODUCTS:
+            return TokenGroup(*_per_head(*_products_ints(order, heads)))
+        return TokenGroup(*_per_head(*_products_integer(order, heads)))
     return TokenGroup(*_per_head(*_products(prepared.matrix(), heads)))
 
 

@@ -202,6 +202,36 @@ def test_monomial_recognised(c, k, L):
     assert Fraction(k2, e.reduce().L) == Fraction(k, L)
 
 
+@given(scores, Ls, st.integers(-3, 3), st.integers(-3, 3), st.integers(1, 4))
+def test_logit_inverts_the_sigmoid_in_any_form(s, L, j, k, m):
+    """σ = e^s/(1 + e^s) has logit s, in every unreduced form and over any L' = mL (the
+    sigmoid inversion of P1 Thm 4.1 that the learners read their scores with)."""
+    z = exp_rational(s)
+    sigma = z / (1 + z)
+    assert sigma.logit() == s
+    assert unreduced_copy(sigma, j, k).logit() == s
+    assert sigma.lift(sigma.L * m).logit() == s
+    for c in (2, Fraction(1, 3), 5):        # odds c·t^k with c ≠ 1: not a softmax weight
+        assert (c * z / (1 + c * z)).logit() is None
+
+
+@given(elements())
+def test_logit_is_none_exactly_when_the_odds_are_not_a_power_of_t(sigma):
+    """logit(σ) is k/L when σ/(1−σ) = t^k, and None otherwise — the same verdict as the
+    odds' own monomial test (a planted 'every ratio is a power' would pass a non-attention
+    answer)."""
+    if sigma == 1:
+        with pytest.raises(ZeroDivisionError):
+            sigma.logit()
+        return
+    odds = sigma / (1 - sigma)
+    mono = odds.monomial()
+    if mono is None or mono[0] != 1:
+        assert sigma.logit() is None
+    else:
+        assert sigma.logit() == odds.log()
+
+
 # ---------------------------------------------------------------------- normal form, hash
 @given(elements(), st.integers(-3, 3), st.integers(-3, 3), st.integers(1, 4))
 @pytest.mark.slow

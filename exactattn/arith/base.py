@@ -128,6 +128,15 @@ class Backend(ABC):
     def solve(self, A, B):
         """X with A X = B for square A (lists of rows of scalars); raises on singular A."""
 
+    def solve_columns(self, A, columns):
+        """[y_j with A y_j = c_j for each c_j in ``columns``]: one :meth:`solve` with the
+        columns side by side (the recovery steps solve one basis matrix for many
+        right-hand sides; a solve per column repeats the elimination)."""
+        columns = list(columns)
+        if not columns:
+            return []
+        return self.transpose(self.solve(A, self.transpose(columns)))
+
     def basis_solver(self, U, X):
         """The solves of P2's reconstruction for the bases U, X (P2, step 5; docs/design.md
         §4.3): an object with ``left(B)`` = U⁻¹B and ``both(S)`` = W with U W Xᵀ = S, asked

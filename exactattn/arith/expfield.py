@@ -425,6 +425,19 @@ class ExpElement:
         return c, k // g
 
     # ----------------------------------------------------------------- exp / log
+    def logit(self):
+        """log(σ/(1−σ)) = k/L for σ = self when the odds σ/(1−σ) are exactly t^k (the
+        sigmoid inversion of P1 Thm 4.1: a two-token softmax weight), None when they are not
+        a power of t; ZeroDivisionError when σ = 1.  With σ = num/den the odds are
+        num/(den − num): no product of polynomials and no gcd."""
+        rest = self.den - self.num
+        if rest.is_zero():
+            raise ZeroDivisionError("σ = 1: the odds σ/(1−σ) are infinite")
+        raw = ExpElement(self.num, rest, self.L)._monomial_raw()
+        if raw is None or raw[0] != 1:
+            return None
+        return Fraction(raw[1], self.L)
+
     def log(self):
         """Exact log of c·t^k: k/L + log c (P2 §4.3: z_h = t^k gives the score k/L).
 

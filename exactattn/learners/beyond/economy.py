@@ -560,14 +560,13 @@ def run_economy(orc, U, X, H0, known: bool, be, rng, certify, progress, box, for
         if dual is not None:
             rows, scores = dual
             for a in range(H_star):
-                for j in range(1, d):
-                    Y[a].append([r[0] for r in be.solve(rows[a], [[s] for s in scores[(a, j)]])])
+                Y[a] += be.solve_columns(rows[a], [scores[(a, j)] for j in range(1, d)])
         else:
             path = "residue"
             S = _residue_columns(ask, U, X, col, vs, H_star, rng)
             for a in range(H_star):
-                for j in range(1, d):
-                    Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, j)]] for i in range(d)])])
+                Y[a] += be.solve_columns(U, [[S[(a, i, j)] for i in range(d)]
+                                             for j in range(1, d)])
     model = assemble(be, X, Y, vs)
     transcript, cert = certify_run(orc, first, model, be, progress, certify,
                                    zero_first_family=H_star == 0 and not known)

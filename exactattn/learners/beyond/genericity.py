@@ -47,8 +47,19 @@ def _score(W, u, x):
     key = (id(W), tuple(x))
     got = _COLUMNS.get(key)
     if got is None:
-        got = _COLUMNS[key] = (W, [_dot(row, x) for row in W])
+        Wx = _matrix_of(W) * _mat([[e] for e in x])
+        got = _COLUMNS[key] = (W, [Fraction(int(q.p), int(q.q)) for q in Wx.entries()])
     return _dot(u, got[1])
+
+
+def _matrix_of(W):
+    """W as an fmpq matrix, made once per head matrix while a statement is made (in
+    ``_COLUMNS`` beside its columns, under the key (id(W), None))."""
+    key = (id(W), None)
+    got = _COLUMNS.get(key)
+    if got is None:
+        got = _COLUMNS[key] = (W, _mat(W))
+    return got[1]
 
 
 _COLUMNS = {}

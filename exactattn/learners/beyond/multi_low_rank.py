@@ -93,8 +93,8 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, ra
                      "the economy's residue path")
         S = _residue_columns(ask, U, X, one["col"], vs, H, rng)
         for a in range(H):
-            for jj in range(1, d):
-                Y[a].append([r[0] for r in be.solve(U, [[S[(a, i, jj)]] for i in range(d)])])
+            Y[a] += be.solve_columns(U, [[S[(a, i, jj)] for i in range(d)]
+                                         for jj in range(1, d)])
         ranks = [len(_independent(Y[a])) for a in range(H)]
     elif H and d > 1:
         singles, pairs = dirs
@@ -105,7 +105,7 @@ def run_multi_low_rank(orc, U, X, H0, known, be, rng, certify, progress, box, ra
             col = ask_dual_column(ask, X[j], singles, pairs)
             sc = recover_dual_columns({j: col}, vs, singles, pairs, rng)
             for a in range(H):
-                Y[a].append([r[0] for r in be.solve(rows[a], [[s] for s in sc[(a, j)]])])
+                Y[a] += be.solve_columns(rows[a], [sc[(a, j)]])
 
         if rank is None:        # grow until a full column adds no rank to any head
             while j < d:
@@ -162,8 +162,7 @@ def _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, start, rng):
     for a in range(H):
         if take is None:
             rows = dual_rows(singles, pairs, a)
-            for j in range(start, d):
-                Y[a].append([r[0] for r in be.solve(rows, [[s] for s in scores[(a, j)]])])
+            Y[a] += be.solve_columns(rows, [scores[(a, j)] for j in range(start, d)])
             continue
         if ranks[a] == 0:                              # W_h x_j = 0 for every j
             Y[a] += [[Fraction(0)] * d for _ in range(start, d)]
@@ -172,12 +171,11 @@ def _skeleton_columns(ask, be, X, Y, vs, singles, pairs, ranks, start, rng):
         F = singles[a][: ranks[a]]
         FC = [[sum((Fraction(f[i]) * c[i] for i in range(d)), Fraction(0)) for c in C] for f in F]
         try:
-            FCinv_s = {j: be.solve(FC, [[s] for s in scores[(a, j)]]) for j in range(start, d)}
+            gs = be.solve_columns(FC, [scores[(a, j)] for j in range(start, d)])
         except SingularSystem as e:
             raise SingularBasis(f"the skeleton block F_h C_h of head {a + 1} is singular: the "
                                 f"basis X is not generic for this model", head=a + 1) from e
-        for j in range(start, d):
-            g = [r[0] for r in FCinv_s[j]]
+        for g in gs:
             Y[a].append([sum((C[k][i] * g[k] for k in range(len(C))), Fraction(0))
                          for i in range(d)])
     return take

@@ -175,17 +175,17 @@ def bilinear(s: Session, a, b, v, where: str = ""):
 
 def _exact_logit(sigma, where):
     """log(σ/(1−σ)) for σ in Q(t): exact, or NotAttention when σ/(1−σ) is not t^k."""
-    one_minus = 1 - sigma
-    if one_minus.is_zero():
+    try:
+        score = sigma.logit()
+    except ZeroDivisionError:
         raise NotAttention(f"{where}: σ = 1 exactly, impossible for a softmax weight of a "
-                           f"single head", query=where)
-    rho = sigma / one_minus
-    mono = rho.monomial()
-    if mono is None or mono[0] != 1:
+                           f"single head", query=where) from None
+    if score is None:
+        rho = sigma / (1 - sigma)
         raise NotAttention(f"{where}: σ/(1−σ) = {rho} is not a power t^k of t = e^(1/L), so "
                            f"σ is not a two-token softmax weight: the oracle is not a single "
                            f"attention head", query=where, ratio=str(rho))
-    return rho.log()
+    return score
 
 
 def _approx_logit(s: Session, sigma, where):

@@ -49,8 +49,8 @@ class _Generic(ExactBackend):
     def prepare_head(self, W, v):
         return [[self.scalar(x) for x in r] for r in W], [self.scalar(x) for x in v]
 
-    def prepare_tokens(self, tokens):
-        return Backend.prepare_tokens(self, tokens)
+    def prepare_clean(self, tokens):
+        return Backend.prepare_clean(self, tokens)
 
     def attention(self, prepared, heads):
         return Backend.attention(self, prepared, heads)

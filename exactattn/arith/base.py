@@ -16,8 +16,12 @@ certified sign, conversion for display, and small dense linear algebra over scal
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from fractions import Fraction
 
 __all__ = ["Backend"]
+
+
+_VALUE_TYPES = (int, Fraction)
 
 
 class Backend(ABC):
@@ -82,11 +86,21 @@ class Backend(ABC):
                 for n, tok in enumerate(tokens)]
 
     def prepare_tokens(self, tokens):
-        return self.tokens(tokens)
+        """A query in the form :meth:`attention` takes: converted (:meth:`tokens`), then
+        prepared (:meth:`prepare_clean`)."""
+        return self.prepare_clean(self.tokens(tokens))
 
     def prepare_clean(self, tokens):
-        """:meth:`prepare_tokens` for tokens already converted by :meth:`tokens`."""
-        return self.prepare_tokens(tokens)
+        """Tokens already converted by :meth:`tokens`, in the form :meth:`attention` takes
+        (by default the rows themselves); nothing is converted again."""
+        return tokens
+
+    def caches_row(self, row) -> bool:
+        """Whether a row of raw entries converts by its value alone, so equal rows may share
+        one conversion (:func:`~exactattn.models.attention.clean_query`): ints (not bools)
+        and Fractions.  A float is not: equal in value to an int, it is refused on the exact
+        path, and a shared conversion would let it through."""
+        return all(type(x) in _VALUE_TYPES for x in row)
 
     @staticmethod
     def distinct_tokens(tokens):

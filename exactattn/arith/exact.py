@@ -215,12 +215,9 @@ class ExactBackend(Backend):
         vm = fmpq_mat(d, 1, [_fmpq(self.scalar(x, f"v[{i}]")) for i, x in enumerate(v)])
         return Wm, vm
 
-    def prepare_tokens(self, tokens):
+    def prepare_clean(self, tokens):
         """Distinct tokens (the final token last) with multiplicities: repeated tokens share
         one softmax score, so the copy-count queries cost two rows (:class:`Prepared`)."""
-        return self.prepare_clean(self.tokens(tokens))
-
-    def prepare_clean(self, tokens):
         order, mult = self.distinct_tokens(tokens)
         return Prepared(tuple(order), tuple(mult))
 

@@ -64,8 +64,8 @@ class FloatBackend(Backend):
                           for i, r in enumerate(W)], dtype=np.float64),
                 np.array([self.scalar(x, f"v[{i}]") for i, x in enumerate(v)], dtype=np.float64))
 
-    def prepare_tokens(self, tokens):
-        return np.array(self.tokens(tokens), dtype=np.float64)
+    def prepare_clean(self, tokens):
+        return np.array(tokens, dtype=np.float64)
 
     def attention(self, X, heads) -> float:
         """F(X) in float64 (softmax shifted by its largest score); a query whose scores or

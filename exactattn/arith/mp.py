@@ -16,7 +16,7 @@ from mpmath.ctx_mp_python import _mpf
 
 from ..errors import SingularSystem
 from .numbers import to_rational
-from .base import Backend
+from .base import _VALUE_TYPES, Backend
 
 __all__ = ["MPBackend", "MIN_DPS"]
 
@@ -42,6 +42,9 @@ class MPBackend(Backend):
         self.dps = dps
         self.tolerance = self.ctx.mpf(10) ** (-(dps * 3 // 4)) if tolerance is None \
             else self.ctx.mpf(tolerance)
+        # per (heads, tokens) scores and values, per (heads, final token) W_h x_N; each
+        # entry keeps its heads alive, so an id is not reused while it is cached
+        self._groups, self._finals = {}, {}
 
     def scalar(self, x, where: str = "value"):
         """x at full precision (an mpf of another context or a sympy Float keeps all its
@@ -98,31 +101,78 @@ class MPBackend(Backend):
               for i, s in enumerate(scores)]
         return self.ctx.fdot(ws, values) / self.ctx.fsum(ws)
 
-    def prepare_tokens(self, tokens):
-        """Distinct tokens (final token last) with multiplicities, as on the exact backend."""
-        return self.distinct_tokens(self.tokens(tokens))
+    def prepare_clean(self, tokens):
+        """(distinct tokens with the final token last, multiplicities, their keys), as
+        :meth:`Backend.distinct_tokens` on the exact backend; a token's key is its entries'
+        ``_mpf_`` tuples (sign, mantissa, exponent, bits: one per value), hashed by Python
+        itself rather than by mpf's own hash, the costliest step of a query otherwise."""
+        counts, rows = {}, {}
+        prev = key = None
+        for tok in tokens:
+            if tok is not prev:                 # a repeated token object: the same key
+                prev, key = tok, tuple([x._mpf_ for x in tok])
+                rows.setdefault(key, tok)
+            counts[key] = counts.get(key, 0) + 1
+        n_last = counts.pop(key)
+        keys = (*counts, key)
+        return [rows[k] for k in keys], [*counts.values(), n_last], keys
+
+    def caches_row(self, row) -> bool:
+        """:meth:`Backend.caches_row`, and mpf entries of any context (their conversion,
+        a rounding to this dps, depends on their value alone)."""
+        return all(type(x) in _VALUE_TYPES or isinstance(x, _mpf) for x in row)
 
     def attention(self, prepared, heads):
-        ctx = self.ctx
-        tokens, mult = prepared
-        xN = tokens[-1]
-        total = ctx.mpf(0)
-        for W, v in heads:
-            Wx = [ctx.fdot(row, xN) for row in W]
-            scores = [ctx.fdot(tok, Wx) for tok in tokens]
-            values = [ctx.fdot(tok, v) for tok in tokens]
+        """Σ_h softmax(X W_h x_N)·(X v_h) at dps (docs/design.md §2 mp).  The per-head
+        scores and values depend on the distinct tokens only, not on their multiplicities:
+        they are cached per (heads, distinct tokens) — a copy-count family's queries share
+        them — and W_h x_N per (heads, final token), as on the exact backend; every number
+        is the same ``fdot`` as without the caches."""
+        tokens, mult, keys = prepared
+        total = self.ctx.mpf(0)
+        for scores, values in self._scored(tokens, keys, heads):
             total += self.softmax_mean(scores, values, mult)
         return total
 
+    def _scored(self, tokens, keys, heads):
+        key = (id(heads), keys)
+        hit = self._groups.get(key)
+        if hit is not None and hit[0] is heads:
+            return hit[1]
+        fdot = self.ctx.fdot
+        out = [([fdot(tok, Wx) for tok in tokens], [fdot(tok, v) for tok in tokens])
+               for Wx, (_, v) in zip(self._final(tokens[-1], keys[-1], heads), heads)]
+        _bounded_put(self._groups, key, (heads, out))
+        return out
+
+    def _final(self, xN, xN_key, heads):
+        """[W_h x_N for each head] at dps, cached per (heads, final token)."""
+        key = (id(heads), xN_key)
+        hit = self._finals.get(key)
+        if hit is not None and hit[0] is heads:
+            return hit[1]
+        fdot = self.ctx.fdot
+        out = [[fdot(row, xN) for row in W] for W, _ in heads]
+        _bounded_put(self._finals, key, (heads, out))
+        return out
+
     def solve(self, A, B):
+        """X with A X = B: mpmath's ``lu_solve`` column by column, with A's LU factors
+        computed once (``lu_solve`` itself factors A again for every column: at the same
+        working precision, 10 bits above dps, the same numbers)."""
         ctx = self.ctx
-        Am = ctx.matrix(A)
         cols = []
+        prec = ctx.prec
         try:
+            ctx.prec += 10
+            LU, p = ctx.LU_decomp(ctx.matrix(A), overwrite=True, use_cache=False)
             for j in range(len(B[0])):
-                cols.append(ctx.lu_solve(Am, ctx.matrix([r[j] for r in B])))
+                b = ctx.L_solve(LU, ctx.matrix([r[j] for r in B]), p)
+                cols.append(ctx.U_solve(LU, b))
         except ZeroDivisionError:
             raise SingularSystem(f"singular {len(A)}×{len(A)} system at dps={self.dps}") from None
+        finally:
+            ctx.prec = prec
         return [[c[i] for c in cols] for i in range(len(A))]
 
     def matmul(self, A, B):
@@ -131,6 +181,16 @@ class MPBackend(Backend):
 
     def __repr__(self):
         return f"<exactattn backend mp dps={self.dps}>"
+
+
+#: entries kept per cache of :class:`MPBackend` before it is emptied
+CACHE_ENTRIES = 4096
+
+
+def _bounded_put(cache: dict, key, value):
+    if len(cache) >= CACHE_ENTRIES:
+        cache.clear()
+    cache[key] = value
 
 
 def _finite(x, where):

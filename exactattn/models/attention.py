@@ -69,14 +69,12 @@ def validate_tokens(tokens, dim: int):
     return toks
 
 
-_EXACT_ENTRY = (int, Fraction)
-
-
 def clean_query(tokens, be: Backend, dim: int, rows: dict):
     """A query validated and converted to ``be``'s scalars (``be.tokens(validate_tokens(…))``),
     each distinct token row once: ``rows`` caches the converted rows of a batch, keyed by
-    the row of ints and Fractions (other entries take the full path every time, as do
-    malformed queries, whose QueryError names the token and entry as usual)."""
+    the row when its entries convert by value alone (:meth:`Backend.caches_row`: ints and
+    Fractions, and mpf on mp); other entries take the full path every time, as do malformed
+    queries, whose error names the token and entry as usual."""
     out = []
     prev = row = None
     for t in tokens:
@@ -87,10 +85,13 @@ def clean_query(tokens, be: Backend, dim: int, rows: dict):
         key = t if type(t) is tuple else tuple(t) if type(t) is list else None
         row = None if key is None else rows.get(key)
         if row is None:
-            if key is None or len(key) != dim or \
-                    not all(type(x) in _EXACT_ENTRY for x in key):
+            if key is None or len(key) != dim or not be.caches_row(key):
                 return be.tokens(validate_tokens(tokens, dim))
-            row = rows[key] = be.tokens([key])[0]
+            try:
+                row = be.tokens([key])[0]
+            except (TypeError, ValueError):     # the error again, naming this token
+                return be.tokens(validate_tokens(tokens, dim))
+            rows[key] = row
         out.append(row)
     if not out:
         validate_tokens(tokens, dim)            # the named QueryError of an empty query

@@ -217,10 +217,10 @@ def _residual(model, transcript, be, ctx):
     if not transcript:
         return {"certified": None}
     worst = mpmath.mpf(0)
+    got = model.evaluate_many([tokens for tokens, _ in transcript], be)
     with mpmath.workdps(ctx.dps):
-        for tokens, answer in transcript:
-            got = model(list(list(t) for t in tokens), be)
-            worst = max(worst, abs(mpmath.mpf(got) - mpmath.mpf(answer)) /
+        for y, (_, answer) in zip(got, transcript):
+            worst = max(worst, abs(mpmath.mpf(y) - mpmath.mpf(answer)) /
                         (1 + abs(mpmath.mpf(answer))))
     return {"certified": None, "method": "certified ball enclosure (error_bar)",
             "max_relative_residual": worst}

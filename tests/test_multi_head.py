@@ -1,6 +1,7 @@
 """P2 multi-head learner (docs/design.md §4.3): exact canonical recovery, exact query counts,
 failure detection, mp precision."""
 
+import random
 from fractions import Fraction
 
 import mpmath
@@ -186,6 +187,26 @@ def test_schedule_count_formula(d, H):
     assert len(queries) == sched.count == 4 * H * d * d - 2 * H + 1
     assert max(len(q) for q in queries) == 2 * H + 1
     assert len(sched.families) == 2 * d * d - 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(d=st.integers(1, 5), H=st.integers(1, 3), seed=st.integers(0, 10 ** 6))
+def test_schedule_tokens_are_the_sums_and_share_their_integers(d, H, seed):
+    """Every query is [(x+u) × m, x] with x+u the entrywise sum (the family's stored x+u
+    is not another vector), and equal integer entries across the whole schedule are one
+    object (the transcript keeps d pointers per token, not d new integers)."""
+    rng = random.Random(seed)
+    U = [[rng.randint(-3000, 3000) for _ in range(d)] for _ in range(d)]
+    X = [[rng.randint(-3000, 3000) for _ in range(d)] for _ in range(d)]
+    sched = Schedule(U, X, H)
+    objects = {}
+    for fam in sched.families:
+        assert list(fam.xu) == [a + b for a, b in zip(fam.x, fam.u)]
+        for m in range(1, 2 * H + 1):
+            q = fam.query(m)
+            assert q == [[a + b for a, b in zip(fam.x, fam.u)]] * m + [list(fam.x)]
+            for a in q[0] + q[-1]:
+                assert objects.setdefault(a, a) is a
 
 
 def test_large_rationals_retry_with_a_larger_prime():

@@ -224,14 +224,16 @@ class ExactBackend(Backend):
     def tokens(self, tokens):
         """Token entries as exact rationals, each token a tuple: Python ints stay ints (fast
         to hash and to load into flint), everything else becomes a Fraction; errors name the
-        entry.  Repeated tokens (the copy-count queries) are converted once and shared."""
+        entry.  Repeated tokens (the copy-count queries) are converted once and shared; a
+        token of ints is its own tuple, not a copy."""
         out, seen = [], {}
         for n, tok in enumerate(tokens):
             key = tuple(tok)
             row = seen.get(key)
             if row is None:
-                row = seen[key] = tuple([x if type(x) is int else self._entry(x, n, i)
-                                         for i, x in enumerate(key)])
+                row = seen[key] = key if all(type(x) is int for x in key) else \
+                    tuple([x if type(x) is int else self._entry(x, n, i)
+                           for i, x in enumerate(key)])
             out.append(row)
         return out
 

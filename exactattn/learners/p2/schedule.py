@@ -109,11 +109,12 @@ class Family:
     u: tuple
     x: tuple
     matches: tuple | None = None
+    xu: tuple = ()
 
     def query(self, m: int):
         """[(x+u) × m, x] — length m + 1 (P2 copy-count query); the m copies are one list
         object, so an oracle converts and counts the repeated token once."""
-        xu = [a + b for a, b in zip(self.x, self.u)]
+        xu = list(self.xu) if self.xu else [a + b for a, b in zip(self.x, self.u)]
         return [xu] * m + [list(self.x)]
 
     @property
@@ -128,18 +129,26 @@ class Schedule:
     def __init__(self, U, X, H0: int):
         self.U, self.X, self.H0 = [list(u) for u in U], [list(x) for x in X], H0
         self.d = len(self.U)
+        self._entries = {}
         self.families = [self._fam(u, x, m) for u, x, m in expand_structure(self.d)]
+        del self._entries
 
-    @staticmethod
-    def _sum(rows, key):
+    def _sum(self, rows, key):
         out = list(rows[key[0]])
         for k in key[1:]:
             out = _add(out, rows[k])
-        return out
+        return self._shared(out)
+
+    def _shared(self, row) -> tuple:
+        """The row with equal integer entries as one object: the 2d² − d families' tokens
+        (and the transcript, which keeps them) hold d pointers each, not d new integers.
+        Other entries (Fractions, mp and float numbers, balls) are kept as they are."""
+        entries = self._entries
+        return tuple([entries.setdefault(a, a) if type(a) is int else a for a in row])
 
     def _fam(self, u_key, x_key, matches=None):
-        return Family(u_key, x_key, tuple(self._sum(self.U, u_key)),
-                      tuple(self._sum(self.X, x_key)), matches)
+        u, x = self._sum(self.U, u_key), self._sum(self.X, x_key)
+        return Family(u_key, x_key, u, x, matches, self._shared(_add(x, u)))
 
     def first_query(self):
         """q₀ = F([x_1]): the m = 0 sample of every family ending in x_1."""

@@ -6,6 +6,9 @@ peak resident memory of the whole process, interpreter start and imports include
 
     python benchmarks/bench_heads.py [--dim 8] [--heads 1-20] [--seed 1] [--extra "--validate 0"]
 
+The column "est s" is the command line's up-front estimate of the run's CPU seconds
+(``exactattn.cli._common.p2_work``; a run above a minute is refused without ``--force``),
+printed beside the measured CPU seconds to show how far the guard's price is from the cost.
 Each row says how the run ended: ``certified`` (exit 0), ``refused`` (exit 2: the cost
 estimate or the term limit, before or during the run) or the named failure (exit 1).
 Targets (CPU seconds): at d = 8 every H ≤ 20 certified and validated by default in ≤ 2 s
@@ -21,6 +24,8 @@ import shlex
 import subprocess
 import sys
 import tempfile
+
+from exactattn.cli._common import p2_work
 
 
 def heads_range(text: str):
@@ -54,6 +59,11 @@ def run(d: int, H: int, seed: int, extra):
             usage.ru_maxrss / 1024, seconds, errors.splitlines()[-1] if errors else "")
 
 
+def _validate(extra):
+    """The --validate count among the extra options (None: the default)."""
+    return int(extra[extra.index("--validate") + 1]) if "--validate" in extra else None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dim", type=int, default=8)
@@ -64,12 +74,13 @@ def main(argv=None):
     extra = shlex.split(a.extra)
     print(f"d = {a.dim}, seed {a.seed}{', ' + a.extra if extra else ''}; CPU seconds and peak "
           f"RSS of the whole process (imports included)")
-    print(f"{'H':>3} {'outcome':>10} {'CPU s':>7} {'run s':>7} {'RSS MB':>7}")
+    print(f"{'H':>3} {'outcome':>10} {'est s':>7} {'CPU s':>7} {'run s':>7} {'RSS MB':>7}")
     for H in a.heads:
         code, cpu, rss, secs, line = run(a.dim, H, a.seed, extra)
         outcome = {0: "certified", 2: "refused"}.get(code, f"exit {code}")
         shown = "—" if secs is None else f"{secs:.2f}"
-        print(f"{H:>3} {outcome:>10} {cpu:>7.2f} {shown:>7} {rss:>7.0f}"
+        est = p2_work(a.dim, H, validate=_validate(extra)) / 1e6
+        print(f"{H:>3} {outcome:>10} {est:>7.2f} {cpu:>7.2f} {shown:>7} {rss:>7.0f}"
               + (f"  {line[:100]}" if code else ""), flush=True)
 
 

@@ -306,3 +306,35 @@ def test_shape_errors():
         ea.AttentionHead([[1, 2], [3, 4]], [1, 1, 1])
     with pytest.raises(ValueError, match="dimensions"):
         ea.MultiHeadAttention([([[1]], [1]), ([[1, 0], [0, 1]], [1, 1])])
+
+
+@pytest.mark.parametrize("equal", [(1.0, 2), (1, 2.0), (True, 2)])
+def test_a_row_equal_to_a_converted_integer_row_is_not_let_through(equal):
+    """A batch converts each distinct integer row once; a later row equal to it in value but
+    not exact — a float (1.0 == 1) or a bool (True == 1) — is refused on the exact path as it
+    is alone, not answered from the integer row's conversion."""
+    model = ea.random_multi_head(2, 1, seed=0)
+    with pytest.raises(TypeError, match="token 0, entry"):
+        model([equal], "exact")
+    with pytest.raises(TypeError, match="token 0, entry"):
+        model.evaluate_many([[(1, 2)], [equal]], "exact")
+    oracle = ea.Oracle(model)
+    with pytest.raises(TypeError, match="token 0, entry"):
+        oracle.ask_many([[(1, 2)], [equal]])
+    assert model.evaluate_many([[(1, 2)], [[1, 2]]], "exact") == [model([(1, 2)], "exact")] * 2
+
+
+def test_mp_answers_each_query_of_a_batch_as_the_exact_value():
+    """mp caches a query's scores per (heads, distinct tokens) and W_h x_N per (heads, final
+    token): queries of one model sharing their final token, their other tokens, both or
+    neither each agree with the exact answer to 40 digits (a key that forgot the other
+    tokens or the final one would answer from another query's scores)."""
+    rng = random.Random(5)
+    model = ea.random_multi_head(3, 2, seed=5)
+    toks = [tuple(rng.randint(-3, 3) for _ in range(3)) for _ in range(4)]
+    queries = [[a, b] for a in toks for b in toks] + [[a, a, b] for a in toks for b in toks]
+    for answers in (model.evaluate_many(queries, MP), [model(q, MP) for q in queries]):
+        for q, y in zip(queries, answers):
+            with mpmath.workdps(60):
+                ref = model(q, EXACT).to_mpf(60)
+                assert abs(ref - mpmath.mpf(y)) <= max(abs(ref), 1) * mpmath.mpf(10) ** -40, q

@@ -409,10 +409,13 @@ def test_learn_multi_head_refuses_then_force_runs(monkeypatch):
     assert res.model.head_set() == model.head_set()
 
 
-def test_cli_learn_refuses_dim_64_heads_32_in_one_line(capsys):
-    assert main(["learn", "multi-head", "--dim", "64", "--heads", "32", "--quiet"]) == 2
+def test_cli_learn_refuses_dim_64_heads_64_in_one_line(capsys):
+    """(64, 64) is estimated at minutes of CPU (about 1 M queries): refused before it starts,
+    the estimate named in one line."""
+    assert main(["learn", "multi-head", "--dim", "64", "--heads", "64", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "d=64, H=32" in err[0] and "--force" in err[0]
+    assert len(err) == 1 and "d=64, H=64" in err[0] and "--force" in err[0]
+    assert "estimated at 3 min of CPU, above the limit of 60 s" in err[0]
 
 
 def test_cli_eval_refuses_above_budget_and_force_runs(tmp_path, monkeypatch, capsys):

@@ -256,3 +256,43 @@ def test_the_economy_shortcut_accepts_only_the_family_itself():
     other = model([[1, 1, 1], [1, 1, 1], x], "exact")      # G(2) of another family
     assert not _same_family(K, heads, ys[:1] + [other] + ys[2:])
     assert not _same_family(K, heads, [ExpElement(ys[0].num, ys[0].den, ys[0].L)] + ys[1:])
+
+
+# ---------------------------------------------------------------------- the command line's guard
+def test_the_command_line_prices_runs_in_cpu_seconds():
+    """The command line's up-front estimate (exactattn/cli/_common.py) passes the sizes that
+    run in well under a minute (d = 8 at H = 1 … 20, (24, 8), (64, 4) … (64, 32), measured
+    0.1 s … 45 s, benchmarks/bench_heads.py) and refuses (64, 64), over a million queries;
+    it grows with every size and with the mp backend's digits."""
+    from exactattn.cli._common import MAX_WORK, backend_factor, p1_work, p2_work
+    for d, H in [(8, H) for H in range(1, 21)] + [(24, 8), (64, 4), (64, 16), (64, 32)]:
+        assert p2_work(d, H) < MAX_WORK, (d, H)
+    assert p2_work(64, 64) > MAX_WORK
+    assert p2_work(8, 4) < p2_work(9, 4) and p2_work(8, 4) < p2_work(8, 5)
+    assert p2_work(8, 4) < p2_work(8, 4, H0=6) and p2_work(8, 4) < p2_work(8, 4, K=4)
+    assert p2_work(8, 4, validate=0) < p2_work(8, 4) < p2_work(8, 4, validate=100)
+    assert p2_work(8, 2, K=2, transformer=True) > 2 * p2_work(8, 2, K=2)   # pairs and FFN
+    assert p2_work(16, 1, K=16, transformer=True) < MAX_WORK < \
+        p2_work(16, 1, K=32, transformer=True)          # measured 57 s; K³ beyond it
+    assert backend_factor("exact") == 1 < backend_factor("mp", 15) < backend_factor("mp", 60)
+    assert p2_work(16, 4, backend="mp", dps=60) == p2_work(16, 4) * backend_factor("mp", 60)
+    assert p1_work(64, 64 * 65) < MAX_WORK < p1_work(64, 64 * 65, backend="mp", dps=10000)
+
+
+def test_a_refusal_names_the_estimate_in_cpu_time():
+    from exactattn.cli._common import MAX_WORK, check_work
+    check_work("a run", MAX_WORK, force=False)                   # at the limit: runs
+    with pytest.raises(ValueError, match=r"^a run is estimated at 2 min of CPU, above the "
+                                         r"limit of 60 s; use smaller sizes, or --force"):
+        check_work("a run", 2 * MAX_WORK, force=False)
+    with pytest.raises(ValueError, match="estimated at 3 h of CPU"):
+        check_work("a run", 3 * 3600e6, force=False)
+    check_work("a run", 100 * MAX_WORK, force=True)
+
+
+def test_the_command_line_refuses_an_mp_run_the_exact_one_would_pass(capsys):
+    """(48, 16) exactly is estimated at about 11 s (measured 10 s); at 600 digits of mp its queries cost about
+    44 times more: refused up front, before any query."""
+    base = ["learn", "multi-head", "--dim", "48", "--heads", "16", "--quiet", "--validate", "0"]
+    assert main(base + ["--backend", "mp", "--dps", "600"]) == 2
+    assert "above the limit of 60 s" in capsys.readouterr().err

@@ -108,17 +108,19 @@ def test_a_zero_answer_is_the_exact_zero():
 def test_integer_tokens_are_scored_as_by_the_matrix_products(seed):
     """The Python-integer products of a small model on integer tokens (exact._products_ints)
     and the FLINT integer products with the final token's scores cached
-    (exact._products_integer, asked twice: a second query ending in the same token takes the
-    cached scores) are python-flint's rational matrix products' (exact._products): the same
-    k_hi, a_hi, L and D_a."""
+    (exact._products_integer, asked three times: a second query ending in the same token
+    takes the cached scores, a third ends in another token) are python-flint's rational
+    matrix products' (exact._products): the same k_hi, a_hi, L and D_a."""
     from exactattn.arith import exact
     rng = random.Random(seed)
     d, H = rng.randint(1, 4), rng.randint(1, 4)
     model = ea.random_multi_head(d, H, seed=seed)
     toks = [[rng.randint(-9, 9) for _ in range(d)] for _ in range(rng.randint(1, 5))]
     final = rng.choice(toks)
+    other = [x + 1 for x in final]
+    finals = (final, final, other)
     heads = model._heads_on(BE)
-    for _ in range(2):
+    for final in finals:
         prepared = BE.prepare_tokens([rng.choice(toks) for _ in range(rng.randint(0, 6))]
                                      + [final])
         reference = exact._per_head(*exact._products(prepared.matrix(), heads))

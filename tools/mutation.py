@@ -41,7 +41,7 @@ TESTS = ["tests/test_enclosure.py", "tests/test_field_matching.py", "tests/test_
          "tests/test_decoder.py", "tests/test_decoder_learner.py",
          "tests/test_decoder_checker.py", "tests/test_forgery_corpus.py",
          "tests/test_checker_prices.py", "tests/test_named_failures.py",
-         "tests/test_sweep_store_faults.py"]
+         "tests/test_sweep_store_faults.py", "tests/test_backends.py", "tests/test_expfield.py"]
 LATE_TESTS = ["tests/test_proofs_checks_evidence.py"]
 
 C = "proofs_checks/checker/"
@@ -422,8 +422,9 @@ MUTANTS = [
     ("M129", "η shown through float64 even below its range (prints 0)",
      [("exactattn/learners/result/precision.py", "    if f >= sys.float_info.min or eta == 0:", "    if True:")]),
     ("M130", "the noise sweep's estimate without the constant's Jacobian",
-     [("exactattn/cli/noise.py", "return (levels * p2_work(d, H, validate=0) + jacobian) * scale",
-       "return levels * p2_work(d, H, validate=0) * scale")]),
+     [("exactattn/cli/noise.py",
+       "return levels * p2_work(d, H, validate=0, backend=\"mp\", dps=a.dps) + jacobian",
+       "return levels * p2_work(d, H, validate=0, backend=\"mp\", dps=a.dps)")]),
     ("M131", "check --out onto an existing file accepted before the run",
      [("exactattn/cli/check.py", "    if os.path.exists(path) and not os.path.isdir(path):", "    if False:")]),
     ("M132", "the checker reports success when its output was closed",
@@ -760,6 +761,28 @@ MUTANTS = [
        "f\"spec file {str(path)!r} is nested too deeply\") from None\n            except "
        "json.JSONDecodeError",
        "            except json.JSONDecodeError")]),
+    # --- the learners' shortcuts and the command line's price
+    ("M290", "the final token's cached scores shared by every final token",
+     [("exactattn/arith/exact.py", "M = _cached_per_heads(_FINALS, 4096, heads, xN,",
+       "M = _cached_per_heads(_FINALS, 4096, heads, None,")]),
+    ("M291", "mp: the final token's cached W x_N shared by every final token",
+     [("exactattn/arith/mp.py", "        key = (id(heads), xN_key)\n", "        key = (id(heads), None)\n")]),
+    ("M292", "mp: a query's cached scores keyed by its final token only",
+     [("exactattn/arith/mp.py", "        key = (id(heads), keys)\n", "        key = (id(heads), keys[-1])\n")]),
+    ("M293", "mp: one LU solve without the 10 guard bits lu_solve works at",
+     [("exactattn/arith/mp.py", "            ctx.prec += 10\n", "")]),
+    ("M294", "logit: odds c·t^k with c ≠ 1 read as the score k/L",
+     [("exactattn/arith/expfield.py", "        if raw is None or raw[0] != 1:\n            return None\n        return Fraction(raw[1], self.L)",
+       "        if raw is None:\n            return None\n        return Fraction(raw[1], self.L)")]),
+    ("M295", "a batch answers a float row from an equal integer row's conversion",
+     [("exactattn/models/attention.py", "if hit is not None and (hit[0] is key or be.caches_row(key)):",
+       "if hit is not None:")]),
+    ("M296", "the command line prices every backend as the exact one",
+     [("exactattn/cli/_common.py", "    if backend in (None, \"exact\"):\n        return 1\n",
+       "    return 1\n")]),
+    ("M297", "economy: one basis solve reused with its columns transposed",
+     [("exactattn/arith/base.py", "        return self.transpose(self.solve(A, self.transpose(columns)))",
+       "        return self.solve(A, self.transpose(columns))")]),
 ]
 
 _IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", ".ruff_cache",

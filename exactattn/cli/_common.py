@@ -17,31 +17,74 @@ MAX_BOX = 10 ** 9
 MAX_FILE_BYTES = 16 * 2 ** 20
 
 
-#: the largest run a command starts without --force, in units of one scalar operation of a
-#: model evaluation: queries × length × (H·d² + K·d) (about a minute on the reference machine:
-#: d = 64, H = 1 is 2·10⁸ units and takes 14 s)
-MAX_WORK = 4 * 10 ** 8
+#: the largest run a command starts without --force: an estimate of its CPU microseconds on
+#: the reference machine (:func:`p2_work`), a minute
+MAX_WORK = 60 * 10 ** 6
+
+
+def backend_factor(backend: str | None = "exact", dps: int | None = None) -> float:
+    """How much slower a query is on ``backend`` than on the exact one (measured at
+    (16, 4): exact 0.05 ms per query, mp at 60 digits 0.4 ms; mp's arithmetic grows with
+    its digits)."""
+    if backend in (None, "exact"):
+        return 1
+    return 4 + (50 if dps is None else dps) / 15
 
 
 def p2_work(d: int, H: int, H0: int | None = None, K: int = 0, validate: int | None = None,
-            transformer: bool = False) -> int:
-    """A rough size of one multi-head run (:data:`MAX_WORK`; P2, the schedules beyond it and
-    the Transformer): at most 4H₀d² + 1 queries of length ≤ 2H₀ + 1, validation twice as
-    long, the Transformer's FFN kinks about 400 times more."""
+            transformer: bool = False, backend: str | None = "exact",
+            dps: int | None = None) -> float:
+    """Estimated CPU microseconds of one multi-head run (:data:`MAX_WORK`; P2, the schedules
+    beyond it and the Transformer), fitted to exact P2 runs at d = 8 … 64, H = 1 … 32
+    (``benchmarks/bench_heads.py`` prints it beside the measured time): each of the ≤ 2d²
+    copy-count families costs about 100 + 2d µs (its token group and its interpolation),
+    each of the ≤ 4H₀d² + 1 queries 30 + 0.3d + 1.5H µs, a validation query a family's; the
+    Transformer asks its attention part twice (antisymmetric pairs) and adds its FFN
+    (:func:`ffn_work`); the other backends by :func:`backend_factor`."""
     H0 = H0 or H
     queries = 4 * H0 * d * d + 1
+    families = 2 * d * d
     if transformer:
-        queries *= 400          # measured 5 s at d = K = 8, minutes at 16
-    queries += 2 * (2 * H0 + 2 if validate is None else validate)
-    return queries * (2 * H0 + 1) * (H * d * d + K * d)
+        queries *= 2
+        families *= 2
+    extra = 2 * H0 + 2 if validate is None else validate
+    per_family = 100 + 2 * d + K
+    us = families * per_family + queries * (30 + 0.3 * d + 1.5 * H) + extra * per_family
+    if transformer:
+        us += ffn_work(d, K)
+    return us * backend_factor(backend, dps)
 
 
-def check_work(what: str, work: int, force: bool) -> None:
-    """Refuse a run above :data:`MAX_WORK` unless --force (docs/honesty.md, "Hostile input")."""
+def ffn_work(d: int, K: int) -> float:
+    """Estimated CPU microseconds of the Transformer learner's FFN part (the exact ReLU
+    network's kinks, P2 §6): 800·d·K³ + 1500·d²·K, fitted to runs at (d, K) = (8, 2) … (16, 16)
+    (measured 0.3 s at (8, 2), 1.5 s at (8, 8), 25 s at (8, 16), 57 s at (16, 16))."""
+    return 800 * d * K ** 3 + 1500 * d * d * K
+
+
+def p1_work(d: int, queries: int, backend: str | None = "exact", dps: int | None = None) -> float:
+    """Estimated CPU microseconds of a single-head run of ``queries`` queries (P1's d² + d
+    and the low-rank schedules): about 100 + 5d µs per query (measured 1.7 s at d = 64,
+    12 s at d = 128)."""
+    return queries * (100 + 5 * d) * backend_factor(backend, dps)
+
+
+def check_work(what: str, work: float, force: bool) -> None:
+    """Refuse a run estimated above :data:`MAX_WORK` unless --force (docs/honesty.md, "Hostile
+    input")."""
     if work > MAX_WORK and not force:
-        raise ValueError(f"{what} is about {work:.1e} operations, above the limit "
-                         f"{MAX_WORK:.0e} (minutes to hours); use smaller sizes, or --force "
-                         f"to run it anyway")
+        raise ValueError(f"{what} is estimated at {_duration(work)} of CPU, above the limit of "
+                         f"{_duration(MAX_WORK)}; use smaller sizes, or --force to run it "
+                         f"anyway")
+
+
+def _duration(us: float) -> str:
+    s = us / 1e6
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1e} h" if s >= 3600 * 1000 else f"{s / 3600:.0f} h"
 
 
 def strict_int(text: str) -> int:

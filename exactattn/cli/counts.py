@@ -82,8 +82,8 @@ def _span(r) -> str:
 
 
 def _work(args) -> int:
-    """A rough size of the grid (:func:`._common.p2_work`'s units): one run per cell, five
-    schedules and H₀ = 2H for the adaptive one with --beyond."""
+    """The grid's estimated CPU microseconds (:func:`._common.p2_work`): one run per cell,
+    five schedules and H₀ = 2H for the adaptive one with --beyond."""
     total = 0
     for d in args.dims:
         for H in args.heads:

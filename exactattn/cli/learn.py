@@ -18,7 +18,7 @@ import sys
 import time
 
 from ._common import (MAX_DIM, MAX_HEADS, MAX_EXTRA_QUERIES, MAX_HIDDEN, MAX_DPS, add_backend_args, dim_int,
-                      check_work, dump, heads_int, int_in, output_file, p2_work, path_arg,
+                      check_work, dump, heads_int, int_in, output_file, p1_work, p2_work, path_arg,
                       positive_int, seed_int)
 
 VARIANTS = ("single-head", "multi-head", "low-rank", "transformer", "causal")
@@ -233,19 +233,20 @@ def _check_args(a):
                              "covered yet); drop --heads")
 
 
-def _work(a) -> int:
-    """A rough size of the run (:data:`._common.MAX_WORK`): every learner's queries are bounded
-    by its formula (P1 d² + d, low rank with its rank revealed ≤ d² + 3d + 1, P2 and the
-    schedules beyond it ≤ 4H₀d² + 1, the Transformer about 400 times that), of length
-    ≤ 2H₀ + 1."""
+def _work(a) -> float:
+    """The run's estimated CPU microseconds (:data:`._common.MAX_WORK`): every learner's
+    queries are bounded by its formula (P1 d² + d, low rank with its rank revealed
+    ≤ d² + 3d + 1, P2 and the schedules beyond it ≤ 4H₀d² + 1, the Transformer about 400
+    times that), priced per query and family (:func:`._common.p2_work`)."""
     d, H = a.dim, a.heads or 1
     if a.variant in ("single-head", "low-rank"):
         queries = (d * d + d + (a.holdout or 0) if a.variant == "single-head"
                    else 8 * (d * d + 3 * d + 1))        # low rank: its certification costs more
         queries += 2 * (4 if a.validate is None else a.validate)
-        return queries * 2 * H * d * d
+        return p1_work(d, queries, a.backend, a.dps)
     K = (a.hidden or 2) if a.variant == "transformer" else 0
-    return p2_work(d, H, a.heads_bound or H, K, a.validate, a.variant == "transformer")
+    return p2_work(d, H, a.heads_bound or H, K, a.validate, a.variant == "transformer",
+                   a.backend, a.dps)
 
 
 def _fit_design_certificate(a):

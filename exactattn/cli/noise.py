@@ -97,27 +97,28 @@ def noise_levels(text: str, dps: int) -> list:
     return taus
 
 
-#: a single-head sweep's run costs about this many of p2_work's units per scalar operation
-#: of its d² + d queries of length 2 (measured at the default five levels and dps 50: d = 32
-#: took 7 s, 48 30 s, 64 83 s, while 4·10⁸ units of a multi-head run are about a minute)
-SINGLE_HEAD_UNITS = 3
+#: a single-head sweep's run costs about this many CPU microseconds per scalar operation of
+#: its d² + d queries of length 2 (measured at the default five levels and dps 50: d = 32
+#: took 7 s, 48 30 s, 64 83 s)
+SINGLE_HEAD_US = 0.45
 
 
-#: the multi-head constant C costs about this many of p2_work's units per mp operation of its
+#: the multi-head constant C costs about this many CPU microseconds per mp operation of its
 #: Jacobian (measured: d = 4, H = 6 took 96 s, of which the Jacobian's 385 recoveries 95 %)
-JACOBIAN_UNITS = 12
+JACOBIAN_US = 1.8
 
 
-def _work(a, levels: int) -> int:
-    """A rough size of the sweep (:func:`._common.p2_work`'s units): one run per noise level,
-    at mp precision (an operation costs about 1 + dps/50 float operations); for multi-head
-    also the constant C, a Jacobian by one recovery per schedule answer (4Hd² + 1 of them),
-    each a rational fit of cost about (2H + 1)³ on each of the 2d² − 1 families."""
+def _work(a, levels: int) -> float:
+    """The sweep's estimated CPU microseconds (:data:`._common.MAX_WORK`): one run per noise
+    level at mp precision (:func:`._common.p2_work` on mp; a single-head operation costs about
+    1 + dps/50 float operations); for multi-head also the constant C, a Jacobian by one
+    recovery per schedule answer (4Hd² + 1 of them), each a rational fit of cost about
+    (2H + 1)³ on each of the 2d² − 1 families."""
     d, H, scale = a.dim, a.heads or 2, 1 + a.dps // 50
     if a.variant == "single-head":
-        return levels * (d * d + d) * 2 * d * d * SINGLE_HEAD_UNITS * scale
-    jacobian = (4 * H * d * d + 1) * (2 * d * d - 1) * (2 * H + 1) ** 3 * JACOBIAN_UNITS
-    return (levels * p2_work(d, H, validate=0) + jacobian) * scale
+        return levels * (d * d + d) * 2 * d * d * SINGLE_HEAD_US * scale
+    jacobian = (4 * H * d * d + 1) * (2 * d * d - 1) * (2 * H + 1) ** 3 * JACOBIAN_US * scale
+    return levels * p2_work(d, H, validate=0, backend="mp", dps=a.dps) + jacobian
 
 
 # ---------------------------------------------------------------------- display

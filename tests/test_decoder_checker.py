@@ -297,3 +297,21 @@ def test_an_extra_record_in_a_decoder_claim_is_rejected(count_cert):
     bad["checks"].append(copy.deepcopy(bad["checks"][_index(bad, "causal-twin")]))
     with pytest.raises(Rejected, match="one causal twin|record"):
         verify(bad)
+
+
+def test_a_causal_design_certificate_the_checker_could_not_read_is_not_written(monkeypatch,
+                                                                               tmp_path):
+    """Above the checker's file size the certificate is refused with the size named and no
+    file written (as for encoders); below it the written file verifies."""
+    from exactattn.learners.decoder.design import certify_causal
+    from exactattn.models.decoder import random_causal
+    from exactattn.oracles.oracle import Oracle
+    from proofs_checks.checker import parse
+    m = random_causal(2, 1, seed=2)
+    c = certify_causal(Oracle(m), m, 2)
+    c.write_certificate(tmp_path / "ok.json")
+    verify(json.loads((tmp_path / "ok.json").read_text()))
+    monkeypatch.setattr(parse, "MAX_BYTES", 1000)
+    with pytest.raises(ValueError, match="bytes, above the 1,000 the checker reads"):
+        c.write_certificate(tmp_path / "c.json")
+    assert not (tmp_path / "c.json").exists()

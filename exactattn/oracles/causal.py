@@ -11,7 +11,7 @@ names an answer of the wrong length.
 from __future__ import annotations
 
 from ..errors import OracleError
-from .oracle import Oracle, _as_element, infer_backend
+from .oracle import Oracle, _as_element, infer_backend, wrapped_oracle
 
 __all__ = ["CausalOracle", "as_causal_oracle"]
 
@@ -48,21 +48,8 @@ class CausalOracle(Oracle):
 
 
 def as_causal_oracle(oracle, dim: int, backend=None, dps=None) -> Oracle:
-    """An Oracle as is; a causal model or a plain callable wrapped in a CausalOracle."""
+    """An Oracle as is; a causal model or a plain callable wrapped in a CausalOracle
+    (:func:`~exactattn.oracles.oracle.as_oracle` for decoders)."""
     from ..models.decoder import CausalAttention
-    if isinstance(oracle, CausalAttention):
-        raise TypeError("pass Oracle(model) rather than the model itself, so that queries are "
-                        "counted and the parameters hidden")
-    if not isinstance(oracle, Oracle):
-        if not callable(oracle):
-            raise TypeError("oracle must be an exactattn.Oracle or a callable on a list of "
-                            "tokens returning one output per position")
-        oracle = CausalOracle(oracle, dim=dim)
-    if oracle.dim is not None and oracle.dim != dim:
-        raise ValueError(f"the oracle has dimension {oracle.dim} but dim={dim} was given")
-    if oracle.dim is None:
-        oracle.dim = dim
-    if backend is not None or dps is not None:
-        oracle.adopt("mp" if backend is None else backend, dps)
-    oracle.decide()
-    return oracle
+    return wrapped_oracle(oracle, dim, backend, dps, (CausalAttention,), CausalOracle,
+                          "a callable on a list of tokens returning one output per position")

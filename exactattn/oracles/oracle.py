@@ -483,13 +483,21 @@ def as_oracle(oracle, dim: int, backend=None, dps=None) -> Oracle:
     callable, then has it inferred (:func:`infer_backend`: one probe call, recorded in
     ``oracle.probe``).  A given ``backend`` is adopted by an Oracle built without one and must
     agree with an Oracle's own backend otherwise."""
-    if isinstance(oracle, (AttentionHead, MultiHeadAttention)):
+    return wrapped_oracle(oracle, dim, backend, dps, (AttentionHead, MultiHeadAttention), Oracle,
+                          "a callable on a list of tokens")
+
+
+def wrapped_oracle(oracle, dim: int, backend, dps, models: tuple, wrap, callable_is: str) -> Oracle:
+    """:func:`as_oracle` for one kind of oracle: a model of ``models`` is refused (its queries
+    would not be counted), a callable wrapped in ``wrap``, the dimension checked or set, the
+    backend adopted and decided before the learner's first query."""
+    if isinstance(oracle, models):
         raise TypeError("pass Oracle(model) rather than the model itself, so that queries are "
                         "counted and the parameters hidden")
     if not isinstance(oracle, Oracle):
         if not callable(oracle):
-            raise TypeError("oracle must be an exactattn.Oracle or a callable on a list of tokens")
-        oracle = Oracle(oracle, dim=dim)
+            raise TypeError(f"oracle must be an exactattn.Oracle or {callable_is}")
+        oracle = wrap(oracle, dim=dim)
     if oracle.dim is not None and oracle.dim != dim:
         raise ValueError(f"the oracle has dimension {oracle.dim} but dim={dim} was given")
     if oracle.dim is None:

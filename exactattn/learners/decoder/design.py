@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..design import moment_curve as design
+from ..design.certify import write_design_certificate
 
 __all__ = ["certify_causal", "CausalCertification", "causal_design_count"]
 
@@ -82,9 +83,9 @@ class CausalCertification:
         return causal_design_certificate(self)
 
     def write_certificate(self, path) -> None:
-        import json
-        from ..result import _write_text
-        _write_text(path, json.dumps(self.certificate(), ensure_ascii=False) + "\n")
+        """Write :meth:`certificate` as JSON to ``path``; ValueError (nothing written) when
+        the file would exceed the checker's size limit."""
+        write_design_certificate(self.certificate(), path)
 
 
 def certify_causal(oracle, model, heads_bound=None):

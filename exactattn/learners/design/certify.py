@@ -100,18 +100,24 @@ class Certification:
     def write_certificate(self, path) -> None:
         """Write :meth:`certificate` as JSON to ``path``; ValueError (nothing written) when
         the file would exceed the checker's size limit."""
-        import json
+        write_design_certificate(self.certificate(), path)
 
-        from proofs_checks.checker.parse import MAX_BYTES
 
-        from ..result import _write_text
-        text = json.dumps(self.certificate(), ensure_ascii=False) + "\n"
-        size = len(text.encode("utf-8"))
-        if size > MAX_BYTES:
-            raise ValueError(f"the design certificate would have {size:,} bytes, above the "
-                             f"{MAX_BYTES:,} the checker reads: drop --certificate or use "
-                             f"smaller sizes")
-        _write_text(path, text)
+def write_design_certificate(cert: dict, path) -> None:
+    """Write a design certificate (Theorem A, for encoders or decoders) as JSON to ``path``;
+    ValueError, nothing written, when the file would exceed the size the checker reads."""
+    import json
+
+    from proofs_checks.checker.parse import MAX_BYTES
+
+    from ..result import _write_text
+    text = json.dumps(cert, ensure_ascii=False) + "\n"
+    size = len(text.encode("utf-8"))
+    if size > MAX_BYTES:
+        raise ValueError(f"the design certificate would have {size:,} bytes, above the "
+                         f"{MAX_BYTES:,} the checker reads: drop --certificate or use "
+                         f"smaller sizes")
+    _write_text(path, text)
 
 
 def _bound(name, value, lo, hi):

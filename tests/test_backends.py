@@ -338,3 +338,13 @@ def test_mp_answers_each_query_of_a_batch_as_the_exact_value():
             with mpmath.workdps(60):
                 ref = model(q, EXACT).to_mpf(60)
                 assert abs(ref - mpmath.mpf(y)) <= max(abs(ref), 1) * mpmath.mpf(10) ** -40, q
+
+
+def test_a_row_is_shared_only_when_it_converts_by_value_alone():
+    """Backend.caches_row: ints and Fractions (and mpf of any context on mp), never a bool or a
+    float, whatever the other entries."""
+    for be in (EXACT, MP):
+        assert be.caches_row((1, Fraction(1, 2))) and be.caches_row(())
+        assert not be.caches_row((1, True)) and not be.caches_row((Fraction(1), 1.0))
+    assert MP.caches_row((mpmath.mpf(2), MP.ctx.mpf(3), 4))
+    assert not EXACT.caches_row((mpmath.mpf(2), 4))

@@ -21,7 +21,7 @@ from fractions import Fraction
 __all__ = ["Backend"]
 
 
-_VALUE_TYPES = (int, Fraction)
+_VALUE_TYPES = frozenset((int, Fraction))
 
 
 class Backend(ABC):
@@ -100,7 +100,7 @@ class Backend(ABC):
         one conversion (:func:`~exactattn.models.attention.clean_query`): ints (not bools)
         and Fractions.  A float is not: equal in value to an int, it is refused on the exact
         path, and a shared conversion would let it through."""
-        return all(type(x) in _VALUE_TYPES for x in row)
+        return _VALUE_TYPES.issuperset(map(type, row))
 
     @staticmethod
     def distinct_tokens(tokens):

@@ -120,7 +120,7 @@ class MPBackend(Backend):
     def caches_row(self, row) -> bool:
         """:meth:`Backend.caches_row`, and mpf entries of any context (their conversion,
         a rounding to this dps, depends on their value alone)."""
-        return all(type(x) in _VALUE_TYPES or isinstance(x, _mpf) for x in row)
+        return all(t in _VALUE_TYPES or issubclass(t, _mpf) for t in set(map(type, row)))
 
     def attention(self, prepared, heads):
         """Σ_h softmax(X W_h x_N)·(X v_h) at dps (docs/design.md §2 mp).  The per-head

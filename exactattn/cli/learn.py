@@ -236,8 +236,9 @@ def _check_args(a):
 def _work(a) -> float:
     """The run's estimated CPU microseconds (:data:`._common.MAX_WORK`): every learner's
     queries are bounded by its formula (P1 d² + d, low rank with its rank revealed
-    ≤ d² + 3d + 1, P2 and the schedules beyond it ≤ 4H₀d² + 1, the Transformer about 400
-    times that), priced per query and family (:func:`._common.p2_work`)."""
+    ≤ d² + 3d + 1, P2 and the schedules beyond it ≤ 4H₀d² + 1, the Transformer twice that
+    and its FFN), priced per query and family (:func:`._common.p2_work`,
+    :func:`._common.p1_work`)."""
     d, H = a.dim, a.heads or 1
     if a.variant in ("single-head", "low-rank"):
         queries = (d * d + d + (a.holdout or 0) if a.variant == "single-head"

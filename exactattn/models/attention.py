@@ -83,20 +83,17 @@ def clean_query(tokens, be: Backend, dim: int, rows: dict):
             continue
         prev = t
         key = t if type(t) is tuple else tuple(t) if type(t) is list else None
-        hit = None if key is None else rows.get(key)
-        # an equal row is not the same row: (1.0, 2) == (1, 2), and a float must not ride
-        # on an integer row's conversion; a hit is taken for the stored row itself or for
-        # a row that converts by value alone
-        if hit is not None and (hit[0] is key or be.caches_row(key)):
-            row = hit[1]
-        else:
-            if key is None or len(key) != dim or not be.caches_row(key):
-                return be.tokens(validate_tokens(tokens, dim))
+        # checked before the lookup: (1.0, 2) == (1, 2), and a float must not ride on an
+        # integer row's conversion
+        if key is None or len(key) != dim or not be.caches_row(key):
+            return be.tokens(validate_tokens(tokens, dim))
+        row = rows.get(key)
+        if row is None:
             try:
                 row = be.tokens([key])[0]
             except (TypeError, ValueError):     # the error again, naming this token
                 return be.tokens(validate_tokens(tokens, dim))
-            rows[key] = (key, row)
+            rows[key] = row
         out.append(row)
     if not out:
         validate_tokens(tokens, dim)            # the named QueryError of an empty query
